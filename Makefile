@@ -1,0 +1,118 @@
+# 《vLLM 学习手册》 — the public make interface (target names are stable; tools rely on them).
+#
+#   make html            build the HTML book (+ source browser) into _build/html
+#   make test            run the test suite
+#
+# Everything else is listed by `make help`.
+
+SHELL        := /bin/bash
+PYTHON       ?= python3
+VENV         ?= .venv
+BUILDDIR     ?= _build
+BOOK_LANG    ?= zh_CN
+SPHINXOPTS   ?= -j auto -W --keep-going
+PYTESTOPTS   ?=
+TO           ?=
+
+PY           := $(VENV)/bin/python
+SPHINXBUILD  := $(VENV)/bin/sphinx-build
+STAMP        := $(VENV)/.installed
+MERMAID_JS   := source/_static/mermaid/mermaid.esm.min.mjs
+VLLM_STAMP   := vllm/.vllm-book-provenance.json
+ifeq ($(BOOK_LANG),zh_CN)
+  OUT        := $(BUILDDIR)
+else
+  OUT        := $(BUILDDIR)/$(BOOK_LANG)
+endif
+SPHINX       := BOOK_LANG=$(BOOK_LANG) $(SPHINXBUILD) -c . $(SPHINXOPTS)
+
+.DEFAULT_GOAL := help
+.PHONY: help html epub pdf test validate impact refresh bench gettext intl-update serve clean \
+        venv vllm mermaid-js node-tools
+
+help: ## list the targets
+	@echo "《vLLM 学习手册》 make targets (BOOK_LANG=$(BOOK_LANG)):"
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1\t\2/' | expand -t 24
+	@echo "Variables: BOOK_LANG=zh_CN|en  SPHINXOPTS='$(SPHINXOPTS)'  TO=<vLLM release> (impact/refresh)"
+
+# -- setup --------------------------------------------------------------------
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+ (apt-get install python3 python3-venv)"; exit 2; }
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV) || { echo "error: cannot create $(VENV); install python3-venv"; exit 2; }
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	@touch $@
+
+venv: $(STAMP) ## create .venv from pyproject.toml
+
+vllm: $(STAMP) ## provision vllm/ (submodule, or the sha256-verified PyPI sdist)
+	@$(PY) -m vllm_book.pin provision
+
+$(VLLM_STAMP): $(STAMP) vllm-pin.toml
+	@$(PY) -m vllm_book.pin provision
+
+node_modules/mermaid/package.json: package.json package-lock.json
+	@bash tools/ensure-node.sh
+	npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+$(MERMAID_JS): node_modules/mermaid/package.json
+	@rm -rf source/_static/mermaid && mkdir -p source/_static/mermaid/chunks
+	cp node_modules/mermaid/dist/mermaid.esm.min.mjs source/_static/mermaid/
+	cp -r node_modules/mermaid/dist/chunks/mermaid.esm.min source/_static/mermaid/chunks/
+
+mermaid-js: $(MERMAID_JS) ## copy the pinned Mermaid JS into source/_static (no CDN at read time)
+
+node-tools: ## install mermaid-cli (EPUB/PDF diagrams) with Debian's chromium
+	@bash tools/ensure-node.sh --cli
+
+PREREQS := $(STAMP) $(VLLM_STAMP) $(MERMAID_JS)
+
+# -- books --------------------------------------------------------------------
+
+html: $(PREREQS) ## build the HTML book and the source browser into _build/html
+	$(SPHINX) -M html source $(OUT)
+	@echo "open $(OUT)/html/index.html"
+
+epub: $(PREREQS) node-tools ## build the EPUB into _build/epub
+	$(SPHINX) -M epub source $(OUT)
+
+pdf: $(PREREQS) node-tools ## build the PDF (rinohtype) into _build/pdf
+	$(SPHINX) -b rinoh source $(OUT)/pdf -d $(OUT)/doctrees-rinoh
+
+serve: $(PREREQS) ## rebuild on change and serve on http://127.0.0.1:8000
+	BOOK_LANG=$(BOOK_LANG) $(VENV)/bin/sphinx-autobuild -c . source $(OUT)/html --host 127.0.0.1 --port 8000 \
+	  --ignore '*/_static/mermaid/*'
+
+# -- checks -------------------------------------------------------------------
+
+test: $(PREREQS) ## run the test suite (unit, Sphinx test roots, real-book integration)
+	$(PY) -m pytest $(PYTESTOPTS)
+
+validate: $(PREREQS) ## fail-closed gate: pin, anchors, curriculum, reviews, links, diagrams
+	$(PY) -m vllm_book.sync validate $(if $(PROFILE),--profile $(PROFILE))
+
+impact: $(PREREQS) ## report what upgrading to TO=<release> does to the book
+	@test -n "$(TO)" || { echo "usage: make impact TO=<vLLM release, e.g. 0.33.0>"; exit 2; }
+	$(PY) -m vllm_book.sync impact --to $(TO)
+
+refresh: $(PREREQS) ## move the pin to TO=<release|sha>; marks affected chapters for review
+	@test -n "$(TO)" || { echo "usage: make refresh TO=<vLLM release or commit>"; exit 2; }
+	$(PY) -m vllm_book.sync refresh --to $(TO)
+
+bench: $(PREREQS) ## measure build times and sizes (writes bench/results.json)
+	$(PY) bench/bench.py
+
+# -- translation --------------------------------------------------------------
+
+gettext: $(PREREQS) ## extract message catalogs into _build/gettext
+	BOOK_LANG=zh_CN $(SPHINXBUILD) -c . -M gettext source $(BUILDDIR) -j auto
+
+intl-update: gettext ## update locale/en/LC_MESSAGES/*.po from the catalogs
+	$(VENV)/bin/sphinx-intl update -p $(BUILDDIR)/gettext -d locale -l en
+
+# -- housekeeping ---------------------------------------------------------------
+
+clean: ## remove build outputs (keeps .venv, vllm/ and the download cache)
+	rm -rf $(BUILDDIR) source/_static/mermaid

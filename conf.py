@@ -1,0 +1,106 @@
+"""Sphinx configuration of 《vLLM 学习手册》 (build with ``-c .``; sources in ``source/``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "ext"))
+
+from vllm_book.pin import load_pin  # noqa: E402
+
+PIN = load_pin(ROOT)
+
+# -- project -----------------------------------------------------------------
+project = "vLLM 学习手册"
+author = "vLLM 学习手册作者"
+copyright = "2026, vLLM 学习手册作者"
+version = f"vLLM {PIN.version}"
+release = f"vLLM {PIN.version} ({PIN.short})"
+
+# BOOK_LANG (Makefile) or Read the Docs' READTHEDOCS_LANGUAGE select the edition.
+language = os.environ.get("BOOK_LANG") or os.environ.get("READTHEDOCS_LANGUAGE", "zh_CN").replace("-", "_")
+if language in ("zh", "zh_cn"):
+    language = "zh_CN"
+locale_dirs = [str(ROOT / "locale")]
+gettext_compact = False
+gettext_uuid = False
+
+extensions = [
+    "myst_parser",
+    "sphinx_design",
+    "sphinx_copybutton",
+    "sphinxcontrib.mermaid",
+    "vllm_book",
+]
+
+exclude_patterns = ["_build", "_static", "_templates", "_data", "**/.ipynb_checkpoints"]
+templates_path = ["source/_templates"]
+html_static_path = ["source/_static"]
+html_css_files = ["book.css"]
+suppress_warnings: list[str] = []
+nitpicky = False
+
+# -- MyST --------------------------------------------------------------------
+myst_enable_extensions = [
+    "colon_fence", "deflist", "dollarmath", "amsmath", "tasklist",
+    "attrs_inline", "attrs_block", "substitution", "linkify", "fieldlist",
+]
+myst_heading_anchors = 0  # explicit (label)= targets only: Chinese headings get no stable slugs
+myst_linkify_fuzzy_links = False
+myst_substitutions = {
+    "vllm_version": PIN.version,
+    "vllm_commit": PIN.commit,
+    "vllm_short": PIN.short,
+}
+
+# -- vllm_book ---------------------------------------------------------------
+vllm_book_repo_root = str(ROOT)
+vllm_book_online_base = os.environ.get(
+    "VLLM_BOOK_ONLINE_BASE", "https://vllm-learning-book.readthedocs.io/zh-cn/latest/")
+
+# -- HTML --------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = "vLLM 学习手册"
+html_last_updated_fmt = ""
+html_theme_options = {
+    "repository_url": "https://github.com/vllm-learning-book/vllm-learning-book",
+    "repository_branch": "main",
+    "path_to_docs": "source",
+    "use_repository_button": True,
+    "use_edit_page_button": True,
+    "use_issues_button": True,
+    "use_download_button": False,
+    "show_toc_level": 2,
+    "home_page_in_toc": True,
+    "extra_footer": f"<p>本书描述 vLLM v{PIN.version}，commit <code>{PIN.commit}</code>。</p>",
+}
+html_search_language = "zh" if language.startswith("zh") else "en"
+html_search_options = {"dict": str(ROOT / "source" / "_data" / "jieba-vllm.txt")}
+
+# Mermaid JS is served from _static (copied from the pinned npm package by `make`);
+# nothing is loaded from a CDN at read time.
+mermaid_use_local = "mermaid/mermaid.esm.min.mjs"
+mermaid_include_elk = False
+mermaid_include_zenuml = False
+mermaid_d3_zoom = False
+mermaid_fullscreen = False
+
+copybutton_prompt_text = r"\$ |>>> |\.\.\. "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = False
+copybutton_exclude = ".linenos, .gp, .go"
+
+# -- EPUB --------------------------------------------------------------------
+epub_basename = "vllm-learning-book"
+epub_title = project
+epub_author = author
+epub_publisher = author
+epub_copyright = copyright
+epub_language = "zh-CN" if language.startswith("zh") else language.replace("_", "-")
+epub_uid = f"vllm-learning-book-{PIN.short}"
+epub_identifier = epub_uid
+epub_scheme = "uid"
+epub_show_urls = "no"

@@ -1,0 +1,26 @@
+"""Sphinx extensions of 《vLLM 学习手册》.
+
+``extensions = ["vllm_book"]`` loads every feature below; each feature is a
+sub-extension with its own ``setup()`` and can be loaded alone by test roots.
+"""
+
+from __future__ import annotations
+
+from sphinx.application import Sphinx
+
+__version__ = "0.1.0"
+
+FEATURES = (
+    "vllm_book.config",
+    "vllm_book.toc",
+    "vllm_book.chapters",
+    "vllm_book.anchors",
+    "vllm_book.browser",
+    "vllm_book.search",
+)
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    for name in FEATURES:
+        app.setup_extension(name)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

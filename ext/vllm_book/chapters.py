@@ -1,0 +1,244 @@
+"""Chapter machinery: the header card, the reading time, the template check.
+
+A *chapter* is a document whose docname matches
+``vllm_book_chapter_pattern`` (``01-overview/00-prerequisites``).  Its YAML
+front matter feeds the header card::
+
+    ---
+    audience: 谁该读这一篇（一句话）
+    prerequisites: [01-overview/01-what-is-vllm]   # docnames
+    difficulty: 入门            # 入门 / 进阶 / 高级
+    outcomes:                   # 学完能，3–5 条
+      - …
+    ---
+
+The card is built from plain docutils nodes (a ``container`` holding a
+``field_list``) so HTML, EPUB and the rinoh PDF all render it without
+special support; prerequisites become ``:doc:`` cross-references, so a
+missing one is a normal Sphinx warning.  The card is inserted by a transform
+that runs before Sphinx's i18n transform, so its texts are extracted by
+``make gettext`` and translated like the rest of the chapter.
+
+耗时 is estimated from the text: CJK characters at
+``vllm_book_cjk_chars_per_minute``, Latin words at
+``vllm_book_words_per_minute`` and code lines at
+``vllm_book_code_lines_per_minute``, rounded up to 5 minutes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+DIFFICULTIES = ("入门", "进阶", "高级")
+REQUIRED_KEYS = ("audience", "prerequisites", "difficulty", "outcomes")
+
+#: card labels per language; a label is UI text, not chapter text
+LABELS: dict[str, dict[str, str]] = {
+    "zh": {
+        "audience": "谁该读这一篇", "prerequisites": "前置阅读", "time": "耗时",
+        "difficulty": "难度", "outcomes": "学完能", "none": "无",
+        "minutes": "约 {n} 分钟（按字数估算）",
+        "入门": "入门", "进阶": "进阶", "高级": "高级",
+    },
+    "en": {
+        "audience": "Who should read this", "prerequisites": "Read first", "time": "Time",
+        "difficulty": "Level", "outcomes": "You will be able to", "none": "None",
+        "minutes": "about {n} min (estimated from length)",
+        "入门": "Beginner", "进阶": "Intermediate", "高级": "Advanced",
+    },
+}
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.'-]*")
+_FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def labels(config: Config) -> dict[str, str]:
+    lang = (config.language or "zh_CN").split("_")[0]
+    return LABELS.get(lang, LABELS["en"])
+
+
+def is_chapter(config: Config, docname: str) -> bool:
+    return re.search(config.vllm_book_chapter_pattern, docname) is not None
+
+
+def read_front_matter(path: Path) -> tuple[dict[str, Any], int]:
+    """The front matter of a Markdown file and the number of lines it spans."""
+    text = path.read_text(encoding="utf-8")
+    m = _FRONT.match(text)
+    if not m:
+        return {}, 0
+    data = yaml.safe_load(m.group(1)) or {}
+    return (data if isinstance(data, dict) else {}), m.group(0).count("\n")
+
+
+def reading_minutes(doctree: nodes.Node, cjk_rate: int, word_rate: int, code_rate: int) -> int:
+    cjk = words = code_lines = 0
+    for node in doctree.findall(nodes.Text):
+        parent = node.parent
+        if isinstance(parent, nodes.literal_block) or parent.__class__.__name__ == "mermaid":
+            code_lines += node.astext().count("\n") + 1
+            continue
+        text = str(node)
+        cjk += len(_CJK.findall(text))
+        words += len(_WORD.findall(text))
+    minutes = cjk / cjk_rate + words / word_rate + code_lines / code_rate
+    return max(5, 5 * math.ceil(minutes / 5))
+
+
+def _inline(text: str) -> list[nodes.Node]:
+    """Plain text with `code` spans (all the markup the card fields allow)."""
+    out: list[nodes.Node] = []
+    pos = 0
+    for m in _CODE.finditer(text):
+        if m.start() > pos:
+            out.append(nodes.Text(text[pos:m.start()]))
+        out.append(nodes.literal(m.group(1), m.group(1)))
+        pos = m.end()
+    if pos < len(text):
+        out.append(nodes.Text(text[pos:]))
+    return out
+
+
+def _field(name: str, body: nodes.Element, key: str) -> nodes.field:
+    fname = nodes.field_name(name, name)
+    fname["translatable"] = False
+    field = nodes.field("", fname, nodes.field_body("", body))
+    field["classes"].append(f"card-{key}")
+    return field
+
+
+class HeaderCard(SphinxTransform):
+    """Insert the header card of a chapter after its H1."""
+
+    default_priority = 15  # before sphinx.transforms.i18n.Locale (20)
+
+    def apply(self, **kwargs: Any) -> None:
+        env = self.env
+        if not is_chapter(self.config, env.docname):
+            return
+        source = Path(self.document["source"])
+        try:
+            data, _ = read_front_matter(source)
+        except yaml.YAMLError as exc:
+            logger.warning("front matter is not valid YAML: %s", exc, location=(env.docname, 1),
+                           type="vllm_book", subtype="chapter")
+            return
+        missing = [k for k in REQUIRED_KEYS if k not in data]
+        if missing:
+            logger.warning("chapter front matter lacks %s; add them (see docs/authoring.md)",
+                           ", ".join(missing), location=(env.docname, 1), type="vllm_book", subtype="chapter")
+        section = next(iter(self.document.findall(nodes.section)), None)
+        if section is None:
+            logger.warning("chapter has no H1 title", location=(env.docname, 1), type="vllm_book", subtype="chapter")
+            return
+        lab = labels(self.config)
+        fields = nodes.field_list()
+
+        if audience := data.get("audience"):
+            fields += _field(lab["audience"], nodes.paragraph("", "", *_inline(str(audience))), "audience")
+
+        prereq = data.get("prerequisites") or []
+        if not isinstance(prereq, list):
+            logger.warning("front matter 'prerequisites' must be a list of docnames", location=(env.docname, 1),
+                           type="vllm_book", subtype="chapter")
+            prereq = []
+        para = nodes.paragraph()
+        for i, target in enumerate(prereq):
+            if i:
+                para += nodes.Text("、" if lab is LABELS["zh"] else ", ")
+            ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget="/" + str(target).lstrip("/"),
+                                        refexplicit=False, refwarn=True, refdoc=env.docname)
+            ref += nodes.inline(str(target), str(target))
+            para += ref
+        if not prereq:
+            para += nodes.Text(lab["none"])
+        fields += _field(lab["prerequisites"], para, "prerequisites")
+
+        minutes = reading_minutes(self.document, self.config.vllm_book_cjk_chars_per_minute,
+                                  self.config.vllm_book_words_per_minute,
+                                  self.config.vllm_book_code_lines_per_minute)
+        env.metadata[env.docname]["reading_minutes"] = minutes
+        tpara = nodes.paragraph("", lab["minutes"].format(n=minutes))
+        tpara["translatable"] = False
+        fields += _field(lab["time"], tpara, "time")
+
+        difficulty = str(data.get("difficulty", ""))
+        if difficulty and difficulty not in DIFFICULTIES:
+            logger.warning("difficulty %r is not one of %s", difficulty, "/".join(DIFFICULTIES),
+                           location=(env.docname, 1), type="vllm_book", subtype="chapter")
+        if difficulty:
+            dpara = nodes.paragraph("", lab.get(difficulty, difficulty))
+            dpara["translatable"] = False
+            fields += _field(lab["difficulty"], dpara, "difficulty")
+
+        outcomes = data.get("outcomes") or []
+        if outcomes:
+            blist = nodes.bullet_list()
+            for item in outcomes:
+                blist += nodes.list_item("", nodes.paragraph("", "", *_inline(str(item))))
+            fields += _field(lab["outcomes"], blist, "outcomes")
+        if outcomes and not 3 <= len(outcomes) <= 5:
+            logger.warning("'outcomes' should list 3–5 items, found %d", len(outcomes),
+                           location=(env.docname, 1), type="vllm_book", subtype="chapter")
+
+        card = nodes.container("", fields, classes=["chapter-card"])
+        # other features (review state, the pin) append fields through this event
+        env.events.emit("vllm-book-card", env.docname, card)
+        title_index = section.first_child_matching_class(nodes.title)
+        section.insert((title_index or 0) + 1, card)
+
+
+def _is_dropdown(node: nodes.Element) -> bool:
+    return node.get("design_component") == "dropdown" or "sd-dropdown" in node.get("classes", ())
+
+
+def check_template(app: Sphinx, doctree: nodes.document) -> None:
+    """Warn (file:line) when a chapter misses 小结 / 自检 / 下一步."""
+    env = app.env
+    if not is_chapter(app.config, env.docname):
+        return
+    required = list(app.config.vllm_book_chapter_sections)
+    top = next(iter(doctree.findall(nodes.section)), None)
+    if top is None:
+        return
+    h2 = [(s[0].astext().strip(), s) for s in top.children if isinstance(s, nodes.section)]
+    titles = [t for t, _ in h2]
+    last_line = max((n.line or 0 for n in doctree.findall(nodes.Element) if n.line), default=1)
+    for name in required:
+        if name not in titles:
+            logger.warning("chapter lacks the section '## %s' (the template ends with %s)", name,
+                           " / ".join(f"## {r}" for r in required), location=(env.docname, last_line),
+                           type="vllm_book", subtype="chapter")
+    present = [t for t in titles if t in required]
+    if present == [r for r in required if r in present] and titles[-len(present):] != present and present:
+        logger.warning("sections %s must close the chapter, in that order", " / ".join(required),
+                       location=(env.docname, last_line), type="vllm_book", subtype="chapter")
+    for title, sec in h2:
+        if title == "自检" or title == "Self-check":
+            n = sum(1 for n in sec.findall(nodes.Element) if _is_dropdown(n))
+            if not 3 <= n <= 5:
+                logger.warning("'## 自检' should hold 3–5 questions with folded answers (:::{dropdown}), found %d",
+                               n, location=sec, type="vllm_book", subtype="chapter")
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    app.setup_extension("vllm_book.config")
+    app.add_event("vllm-book-card")
+    app.add_transform(HeaderCard)
+    app.connect("doctree-read", check_template)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

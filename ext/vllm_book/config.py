@@ -1,0 +1,32 @@
+"""Every ``vllm_book_*`` config value, typed, in one place.
+
+Sub-extensions read them from ``app.config``; none registers its own.
+"""
+
+from __future__ import annotations
+
+from sphinx.application import Sphinx
+
+#: (name, default, rebuild, types, description)
+CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
+    ("vllm_book_repo_root", "", "env", (str,), "repository root (defaults to the directory of conf.py)"),
+    ("vllm_book_src_root", "", "env", (str,), "the provisioned vLLM tree (defaults to <repo>/vllm via vllm_book.pin)"),
+    ("vllm_book_browser", True, "html", (bool,), "render the source browser in HTML builds"),
+    ("vllm_book_browser_prefix", "_src", "html", (str,), "output sub-directory of the source browser"),
+    ("vllm_book_browser_dirs", ["vllm", "csrc"], "env", (list,), "top-level directories of the tree that are browsable and anchorable"),
+    ("vllm_book_online_base", "https://vllm-learning-book.readthedocs.io/zh-cn/latest/", "env", (str,),
+     "base URL of the online HTML edition; EPUB/PDF anchors link to its source browser"),
+    ("vllm_book_cache_dir", "", "env", (str,), "cache for the index and highlighted pages (defaults to <repo>/_build/.cache)"),
+    ("vllm_book_chapter_sections", ["小结", "自检", "下一步"], "env", (list,), "H2 sections every chapter must have"),
+    ("vllm_book_chapter_pattern", r"^\d{2}-[a-z-]+/\d{2}[a-z]?-", "env", (str,), "docnames that are chapters"),
+    ("vllm_book_cjk_chars_per_minute", 300, "env", (int,), "reading speed for CJK text (耗时 estimate)"),
+    ("vllm_book_words_per_minute", 200, "env", (int,), "reading speed for Latin words"),
+    ("vllm_book_code_lines_per_minute", 20, "env", (int,), "reading speed for code lines"),
+    ("vllm_book_curriculum", "curriculum.toml", "env", (str,), "the curriculum file, relative to the conf dir"),
+]
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    for name, default, rebuild, types, description in CONFIG_VALUES:
+        app.add_config_value(name, default, rebuild, types, description=description)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

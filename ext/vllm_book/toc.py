@@ -1,0 +1,164 @@
+"""Book structure from ``curriculum.toml``: toctrees, part pages, learning paths.
+
+Directives (all take their data from the curriculum, never from the page):
+
+* ``book-parts`` — the root toctree: one entry per part index page.
+* ``part-chapters`` *part-dir* — the part's toctree of written chapters,
+  followed by a list of the planned ones (plain text, no empty pages).
+* ``track`` *name* — a learning path: its chapters in reading order, linked
+  when written, marked 编写中 when planned.
+
+A chapter whose H1 differs from its curriculum title gets a warning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from vllm_book import curriculum as cur_mod
+
+logger = logging.getLogger(__name__)
+
+PLANNED = {"zh": "编写中", "en": "planned"}
+
+
+_CACHE: dict[tuple[str, float], cur_mod.Curriculum] = {}
+
+
+def get_curriculum(srcdir: str | Path, config: Config) -> cur_mod.Curriculum:
+    """The curriculum, loaded once per file version (reader processes load their own).
+
+    A relative ``vllm_book_curriculum`` is taken from ``vllm_book_repo_root``,
+    or from the source directory when that is unset (test roots).
+    """
+    path = Path(config.vllm_book_repo_root or srcdir) / config.vllm_book_curriculum
+    key = (str(path), path.stat().st_mtime)
+    if key not in _CACHE:
+        _CACHE[key] = cur_mod.load(path)
+    return _CACHE[key]
+
+
+def _toctree(docname: str, entries: list[str], maxdepth: int = 1, caption: str | None = None,
+             hidden: bool = False) -> nodes.Node:
+    toc = addnodes.toctree()
+    toc["parent"] = docname
+    toc["entries"] = [(None, e) for e in entries]
+    toc["includefiles"] = list(entries)
+    toc["maxdepth"] = maxdepth
+    toc["caption"] = caption
+    toc["glob"] = False
+    toc["hidden"] = hidden
+    toc["includehidden"] = False
+    toc["numbered"] = 0
+    toc["titlesonly"] = True
+    return nodes.compound("", toc, classes=["toctree-wrapper"])
+
+
+class _CurriculumDirective(SphinxDirective):
+    def curriculum(self) -> cur_mod.Curriculum:
+        cur = get_curriculum(self.env.srcdir, self.config)
+        self.env.note_dependency(str(cur.path))
+        return cur
+
+    def lang(self) -> str:
+        return (self.config.language or "zh_CN").split("_")[0]
+
+    def doc(self, docname: str) -> str:
+        return "/" + docname
+
+
+class BookParts(_CurriculumDirective):
+    """The root toctree: every part's index page (it lists written and planned chapters)."""
+
+    option_spec = {"caption": directives.unchanged, "hidden": directives.flag}
+
+    def run(self) -> list[nodes.Node]:
+        cur = self.curriculum()
+        entries = [f"{p.dir}/index" for p in cur.parts]
+        return [_toctree(self.env.docname, entries, maxdepth=2, caption=self.options.get("caption"),
+                         hidden="hidden" in self.options)]
+
+
+class PartChapters(_CurriculumDirective):
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        cur = self.curriculum()
+        part = next((p for p in cur.parts if p.dir == self.arguments[0]), None)
+        if part is None:
+            raise self.error(f"part {self.arguments[0]!r} is not in {cur.path.name}; "
+                             f"known: {', '.join(p.dir for p in cur.parts)}")
+        out: list[nodes.Node] = [_toctree(self.env.docname, [c.path for c in part.chapters if c.written])]
+        planned = [c for c in part.chapters if not c.written]
+        if planned:
+            blist = nodes.bullet_list(classes=["planned-chapters"])
+            for c in planned:
+                para = nodes.paragraph("", "", nodes.Text(c.title), nodes.Text("（"),
+                                       nodes.emphasis("", PLANNED.get(self.lang(), PLANNED["en"])),
+                                       nodes.Text("）"))
+                blist += nodes.list_item("", para)
+            out.append(blist)
+        return out
+
+
+class Track(_CurriculumDirective):
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        cur = self.curriculum()
+        name = self.arguments[0]
+        if name not in cur_mod.TRACKS:
+            raise self.error(f"unknown track {name!r}; use one of {', '.join(cur_mod.TRACKS)}")
+        enum = nodes.enumerated_list(classes=["learning-path"])
+        for c in cur.track(name):
+            para = nodes.paragraph()
+            if c.written:
+                ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=self.doc(c.path),
+                                            refexplicit=True, refwarn=True, refdoc=self.env.docname)
+                ref += nodes.inline(c.title, c.title)
+                para += ref
+            else:
+                para += [nodes.Text(c.title + "（"), nodes.emphasis("", PLANNED.get(self.lang(), PLANNED["en"])),
+                         nodes.Text("）")]
+            para += nodes.Text(f" · {c.level}")
+            enum += nodes.list_item("", para)
+        return [enum]
+
+
+def check_titles(app: Sphinx, doctree: nodes.document) -> None:
+    cur = get_curriculum(app.srcdir, app.config)
+    ch = cur.chapter(app.env.docname)
+    if ch is None:
+        return
+    if not ch.written:
+        logger.warning("%s is listed as status = \"planned\" in %s but the file exists; set status = \"written\"",
+                       ch.path, cur.path.name, location=(app.env.docname, 1), type="vllm_book", subtype="curriculum")
+    title = doctree.next_node(nodes.title)
+    if title is not None and title.astext().strip() != ch.title and app.config.language.startswith("zh"):
+        logger.warning("H1 %r differs from the curriculum title %r (%s:%d); make them equal",
+                       title.astext().strip(), ch.title, cur.path.name, ch.line,
+                       location=title, type="vllm_book", subtype="curriculum")
+
+
+def check_disk(app: Sphinx) -> None:
+    cur = get_curriculum(app.srcdir, app.config)
+    for file, line, msg in cur_mod.check(cur, Path(app.srcdir)):
+        logger.warning(msg, location=f"{file}:{line}", type="vllm_book", subtype="curriculum")
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    app.setup_extension("vllm_book.config")
+    app.add_directive("book-parts", BookParts)
+    app.add_directive("part-chapters", PartChapters)
+    app.add_directive("track", Track)
+    app.connect("builder-inited", check_disk)
+    app.connect("doctree-read", check_titles)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
