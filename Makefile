@@ -24,7 +24,7 @@ ifeq ($(BOOK_LANG),zh_CN)
 else
   OUT        := $(BUILDDIR)/$(BOOK_LANG)
 endif
-SPHINX       := BOOK_LANG=$(BOOK_LANG) $(SPHINXBUILD) -c . $(SPHINXOPTS)
+SPHINXENV    := BOOK_LANG=$(BOOK_LANG)
 
 .DEFAULT_GOAL := help
 .PHONY: help html epub pdf test validate impact refresh bench gettext intl-update serve clean \
@@ -72,14 +72,14 @@ PREREQS := $(STAMP) $(VLLM_STAMP) $(MERMAID_JS)
 # -- books --------------------------------------------------------------------
 
 html: $(PREREQS) ## build the HTML book and the source browser into _build/html
-	$(SPHINX) -M html source $(OUT)
+	$(SPHINXENV) $(SPHINXBUILD) -M html source $(OUT) -c . $(SPHINXOPTS)
 	@echo "open $(OUT)/html/index.html"
 
 epub: $(PREREQS) node-tools ## build the EPUB into _build/epub
-	$(SPHINX) -M epub source $(OUT)
+	$(SPHINXENV) $(SPHINXBUILD) -M epub source $(OUT) -c . $(SPHINXOPTS)
 
 pdf: $(PREREQS) node-tools ## build the PDF (rinohtype) into _build/pdf
-	$(SPHINX) -b rinoh source $(OUT)/pdf -d $(OUT)/doctrees-rinoh
+	$(SPHINXENV) $(SPHINXBUILD) -b rinoh source $(OUT)/pdf -d $(OUT)/doctrees-rinoh -c . $(SPHINXOPTS)
 
 serve: $(PREREQS) ## rebuild on change and serve on http://127.0.0.1:8000
 	BOOK_LANG=$(BOOK_LANG) $(VENV)/bin/sphinx-autobuild -c . source $(OUT)/html --host 127.0.0.1 --port 8000 \
@@ -107,7 +107,7 @@ bench: $(PREREQS) ## measure build times and sizes (writes bench/results.json)
 # -- translation --------------------------------------------------------------
 
 gettext: $(PREREQS) ## extract message catalogs into _build/gettext
-	BOOK_LANG=zh_CN $(SPHINXBUILD) -c . -M gettext source $(BUILDDIR) -j auto
+	BOOK_LANG=zh_CN $(SPHINXBUILD) -M gettext source $(BUILDDIR) -c . -j auto
 
 intl-update: gettext ## update locale/en/LC_MESSAGES/*.po from the catalogs
 	$(VENV)/bin/sphinx-intl update -p $(BUILDDIR)/gettext -d locale -l en

@@ -22,6 +22,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util import docname_join
 
 from vllm_book import curriculum as cur_mod
 
@@ -148,6 +149,25 @@ def check_titles(app: Sphinx, doctree: nodes.document) -> None:
                        location=title, type="vllm_book", subtype="curriculum")
 
 
+def planned_reference(app: Sphinx, env, node: addnodes.pending_xref, contnode: nodes.Element) -> nodes.Node | None:
+    """A ``{doc}`` link to a *planned* chapter renders as its title + 编写中, not as a broken link.
+
+    When the chapter is written the same link resolves normally; a link to a
+    document that is neither on disk nor in the curriculum still warns.
+    """
+    if node.get("refdomain") != "std" or node.get("reftype") != "doc":
+        return None
+    target = docname_join(node.get("refdoc", env.docname), node["reftarget"])
+    ch = get_curriculum(app.srcdir, app.config).chapter(target.lstrip("/"))
+    if ch is None or ch.written:
+        return None
+    lang = (app.config.language or "zh_CN").split("_")[0]
+    text = contnode.astext() if node.get("refexplicit") else ch.title
+    return nodes.inline("", "", nodes.Text(text), nodes.Text("（"),
+                        nodes.emphasis("", PLANNED.get(lang, PLANNED["en"])), nodes.Text("）"),
+                        classes=["planned-chapter-ref"])
+
+
 def check_disk(app: Sphinx) -> None:
     cur = get_curriculum(app.srcdir, app.config)
     for file, line, msg in cur_mod.check(cur, Path(app.srcdir)):
@@ -161,4 +181,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_directive("track", Track)
     app.connect("builder-inited", check_disk)
     app.connect("doctree-read", check_titles)
+    app.connect("missing-reference", planned_reference)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

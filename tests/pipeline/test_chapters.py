@@ -61,3 +61,9 @@ def test_chinese_search_indexes_words(built):
 def test_reading_minutes_counts_cjk_and_words():
     doc = nodes.paragraph("", "字" * 3000 + " word" * 400)
     assert reading_minutes(doc, 300, 200, 20) == 15  # 10 + 2 min, rounded up to 5
+
+
+def test_links_to_planned_chapters_render_as_planned(built):
+    html = (built.outdir / "01-part" / "01-good.html").read_text()
+    assert '<span class="planned-chapter-ref">以后再写（<em>编写中</em>）</span>' in html
+    assert "unknown document" not in built.warning.getvalue()

@@ -1,0 +1,45 @@
+"""Integration: the real book builds with zero warnings and reads offline."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+REMOTE = re.compile(r"""<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=["'](?:https?:)?//""", re.I)
+REMOTE_IMPORT = re.compile(r"""import\s*\(?\s*["'](?:https?:)?//""")
+
+
+def test_index_opens_the_book(real_book: Path):
+    index = (real_book / "index.html").read_text()
+    assert "vLLM 学习手册" in index
+    assert "01-overview/00-prerequisites.html" in index
+
+
+def test_search_finds_the_pilot_for_diaodu(real_book: Path):
+    text = (real_book / "searchindex.js").read_text()
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    pilot = index["docnames"].index("01-overview/00-prerequisites")
+    hits = index["terms"]["调度"]
+    assert pilot in (hits if isinstance(hits, list) else [hits])
+
+
+def test_no_page_loads_anything_from_the_internet(real_book: Path):
+    offenders = []
+    for page in real_book.rglob("*.html"):
+        text = page.read_text(errors="replace")
+        for m in list(REMOTE.finditer(text)) + list(REMOTE_IMPORT.finditer(text)):
+            offenders.append(f"{page.relative_to(real_book)}: {m.group(0)}")
+    assert not offenders, "\n".join(offenders[:20])
+    assert (real_book / "_static" / "mermaid" / "mermaid.esm.min.mjs").is_file()
+
+
+def test_mermaid_is_served_locally_on_diagram_pages(real_book: Path):
+    page = (real_book / "01-overview" / "00-prerequisites.html").read_text()
+    assert 'class="mermaid' in page
+    assert "_static/mermaid/mermaid.esm.min.mjs" in page
+    assert "cdn.jsdelivr" not in page

@@ -1,0 +1,1 @@
+"""A tiny stand-in for vLLM, version 1 (test fixture of tests/sync)."""

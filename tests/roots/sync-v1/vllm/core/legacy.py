@@ -1,0 +1,6 @@
+"""The old engine."""
+
+
+class LegacyEngine:
+    def step(self):
+        return None

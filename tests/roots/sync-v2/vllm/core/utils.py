@@ -1,0 +1,5 @@
+"""Helpers."""
+
+
+def ceil_div(a, b):
+    return -(a // -b)

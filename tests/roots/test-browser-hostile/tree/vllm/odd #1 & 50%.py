@@ -1,0 +1,3 @@
+from vllm.evil import Evil
+
+ODD = Evil
