@@ -124,10 +124,10 @@ def _fmt(v: float) -> str:
 def _findings(playbook: str, values: dict[str, DiagValue]) -> list[str]:
     out: list[str] = []
     for dv in values.values():
-        if isinstance(dv.value, dict) and dv.value:
-            top = max(dv.value.items(), key=lambda kv: kv[1] if math.isfinite(kv[1]) else -math.inf)
-            if len(dv.value) > 1:
-                out.append(f"{dv.title}: 最高的是 {top[0]} = {_fmt(top[1])}")
+        if isinstance(dv.value, dict) and len(dv.value) > 1:
+            finite = sorted(((v, k) for k, v in dv.value.items() if math.isfinite(v)), reverse=True)
+            if len(finite) > 1 and finite[0][0] > finite[1][0]:  # a unique maximum is worth pointing at
+                out.append(f"{dv.title}: 最高的是 {finite[0][1]} = {_fmt(finite[0][0])}")
     if playbook == "nccl-hang":
         running = values.get("running_by_engine")
         gen = values.get("generation_rate_by_engine")

@@ -41,7 +41,7 @@ class Derived:
     id: str
     title: str
     formula: str  # human-readable, for the report
-    fn: Callable[["Evidence"], tuple[float | None, str]]
+    fn: Callable[[Evidence], tuple[float | None, str]]
 
 
 class Evidence:

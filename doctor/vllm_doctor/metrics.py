@@ -26,6 +26,8 @@ from typing import Literal
 
 Kind = Literal["counter", "gauge", "histogram"]
 
+NAME_PREFIX = "vllm:"  # every vLLM metric name starts with it
+
 LOGGERS = "vllm/v1/metrics/loggers.py"
 STAT_LOGGER_INIT = "PrometheusStatLogger.__init__"
 

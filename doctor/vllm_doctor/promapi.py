@@ -6,9 +6,9 @@ Only GET requests are sent.  Every call has a timeout; every failure becomes a
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
-import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -52,7 +52,7 @@ class PromClient:
                 f"Prometheus answered HTTP {exc.code} for {path}" + (f": {detail}" if detail else "")
                 + (" (is the PromQL valid for this Prometheus version?)" if exc.code == 400 else "")
             ) from None
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as exc:
+        except (OSError, http.client.HTTPException) as exc:  # URLError, timeouts, resets, short reads
             reason = getattr(exc, "reason", exc)
             raise SourceError(
                 f"cannot reach Prometheus at {self.base} ({reason}); check --prometheus, the network, "

@@ -287,8 +287,8 @@ RULES_BY_PLAYBOOK: dict[str, Rule] = {r.playbook: r for r in RULES}
 def table_markdown() -> str:
     """The decision table as Markdown (embedded in doctor/README.md)."""
     lines = [
-        "| # | 规则 | 条件 (all of / any of) | → playbook | 置信度 | 备选 |",
-        "|---|------|------------------------|------------|--------|------|",
+        "| # | 规则 | 条件 (all of / any of) | → playbook | 置信度 | 佐证（各 +0.05） | 备选 |",
+        "|---|------|------------------------|------------|--------|------------------|------|",
     ]
     for i, r in enumerate(RULES, 1):
         parts = [c.text() for c in r.all_of]
@@ -297,5 +297,6 @@ def table_markdown() -> str:
         gate = f" [仅当导出 `{r.applies_if_exported.name}`]" if r.applies_if_exported else ""
         cond = " AND ".join(f"`{p}`" for p in parts) + gate
         alts = ", ".join(r.alternatives) or "—"
-        lines.append(f"| {i} | `{r.id}` | {cond} | `{r.playbook}` | {r.confidence:.2f} | {alts} |")
+        sup = " ; ".join(f"`{c.text()}`" for c in r.supporting) or "—"
+        lines.append(f"| {i} | `{r.id}` | {cond} | `{r.playbook}` | {r.confidence:.2f} | {sup} | {alts} |")
     return "\n".join(lines) + "\n"

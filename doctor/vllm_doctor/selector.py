@@ -3,7 +3,7 @@
 A selector scopes every query to one deployment, e.g.
 ``--selector 'job="vllm",model_name="llama-3-8b"'``.  Matchers on ``model_name``
 or ``engine`` are dropped for the few metrics that do not carry those labels
-(``vllm:lora_requests_info`` has neither, ``vllm:cache_config_info`` has no
+(the LoRA info gauge has neither, the cache-config info gauge has no
 ``model_name``); target labels (``job``, ``instance``, relabelled ones) apply to
 every series, because Prometheus attaches them at scrape time.
 """
@@ -43,7 +43,7 @@ class Selector:
     matchers: tuple[Matcher, ...] = ()
 
     @classmethod
-    def parse(cls, text: str | None) -> "Selector":
+    def parse(cls, text: str | None) -> Selector:
         """Parse ``a="x",b=~"y.*"`` (braces optional); raise ConfigError if malformed."""
         if not text or not text.strip():
             return cls()

@@ -10,7 +10,7 @@ Fixture format (``schema: "vllm-doctor/fixture@1"``)::
       "schema": "vllm-doctor/fixture@1",
       "title": "...", "description": "...",
       "probe": {"prometheus_version": "2.42.0", "vllm_version": "0.26.0",
-                "exported": ["vllm:num_requests_running", ...],   # base names
+                "exported": [<registry metric names>, ...],      # base names
                 "targets": [{"job": "vllm", "instance": "10.0.0.7:8000", "up": 1}],
                 "cache_config": {"block_size": "16", ...}},
       "signals": {"running": 12, "waiting": 40, ..., "ttft_p95": null},
@@ -37,7 +37,15 @@ from vllm_doctor.errors import SourceError
 from vllm_doctor.evidence import Sample
 from vllm_doctor.promapi import PromClient, Series
 from vllm_doctor.selector import duration_seconds
-from vllm_doctor.signals import DIAG, GOLDEN, GOLDEN_BY_ID, LORA_SIGNALS, QueryContext, cache_config_query, lora_info_query
+from vllm_doctor.signals import (
+    DIAG,
+    GOLDEN,
+    GOLDEN_BY_ID,
+    LORA_SIGNALS,
+    QueryContext,
+    cache_config_query,
+    lora_info_query,
+)
 
 FIXTURE_SCHEMA = "vllm-doctor/fixture@1"
 DiagPayload = float | dict[str, float] | None
@@ -107,7 +115,7 @@ def _sample_from(body: object, where: str) -> Sample:
     if not isinstance(body, dict):
         raise SourceError(f"{where}: expected an object of signal values")
     sample = Sample()
-    reasons = {}
+    reasons: dict[str, object] = {}
     if "signals" in body or "reasons" in body:  # verify_samples entries may carry both
         reasons = body.get("reasons", {}) or {}
         body = body.get("signals", {})
@@ -206,7 +214,7 @@ class PrometheusSource:
         res.prometheus_version = info.get("version")
         start = time.time() - duration_seconds(self.ctx.restart_lookback)
         sel = self.ctx.selector.target_only()
-        match = "{__name__=~\"vllm:.+\"" + ("," + sel[1:-1] if sel else "") + "}"
+        match = "{__name__=~\"" + M.NAME_PREFIX + ".+\"" + ("," + sel[1:-1] if sel else "") + "}"
         names = self.client.metric_names(match, start)
         exported, unknown = set(), []
         for series in names:
@@ -295,7 +303,7 @@ class PrometheusSource:
             for sid in LORA_SIGNALS:
                 sample.set(sid, None, "max_lora label unparsable")
             return
-        for sid, v in zip(("lora_waiting_not_running", "lora_running", "lora_max", "lora_sets_in_window"), worst):
+        for sid, v in zip(("lora_waiting_not_running", "lora_running", "lora_max", "lora_sets_in_window"), worst, strict=False):
             sample.set(sid, v)
 
     def diagnostics(self, ids: list[str], at: float | None = None) -> list[DiagValue]:
