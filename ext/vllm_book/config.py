@@ -13,6 +13,7 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
     ("vllm_book_src_root", "", "env", (str,), "the provisioned vLLM tree (defaults to <repo>/vllm via vllm_book.pin)"),
     ("vllm_book_browser", True, "html", (bool,), "render the source browser in HTML builds"),
     ("vllm_book_browser_prefix", "_src", "html", (str,), "output sub-directory of the source browser"),
+    ("vllm_book_browser_jobs", 0, "", (int,), "source browser worker processes (0 = one per CPU, in-process for < 16 pages; 1 = in-process)"),
     ("vllm_book_browser_dirs", ["vllm", "csrc"], "env", (list,), "top-level directories of the tree that are browsable and anchorable"),
     ("vllm_book_online_base", "https://vllm-learning-book.readthedocs.io/zh-cn/latest/", "env", (str,),
      "base URL of the online HTML edition; EPUB/PDF anchors link to its source browser"),
@@ -23,6 +24,11 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
     ("vllm_book_words_per_minute", 200, "env", (int,), "reading speed for Latin words"),
     ("vllm_book_code_lines_per_minute", 20, "env", (int,), "reading speed for code lines"),
     ("vllm_book_curriculum", "curriculum.toml", "env", (str,), "the curriculum file, relative to the conf dir"),
+    ("vllm_book_mermaid_cli", "", "", (str,), "mermaid-cli for EPUB/PDF diagrams (default <repo>/node_modules/.bin/mmdc)"),
+    ("vllm_book_chromium", "", "", (str,), "chromium for mermaid-cli (default: $PUPPETEER_EXECUTABLE_PATH, then chromium on PATH)"),
+    ("vllm_book_mermaid_scale", 2, "", (int,), "pixel scale of the PNG diagrams of the EPUB"),
+    ("vllm_book_review_file", "content-review.toml", "env", (str,),
+     "chapter review records (header card 复核 field), relative to vllm_book_repo_root or the source dir"),
 ]
 
 

@@ -37,7 +37,6 @@ import dataclasses
 import difflib
 import hashlib
 import os
-import posixpath
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -57,7 +56,7 @@ __all__ = [
 ]
 
 #: bump when the parsers or the pickled layout change (invalidates caches)
-INDEX_VERSION = 5
+INDEX_VERSION = 8
 
 PY_EXTS = frozenset({"py", "pyi"})
 CPP_EXTS = frozenset({"cu", "cuh", "cpp", "cc", "cxx", "c", "h", "hpp", "hh", "hxx", "inl"})
@@ -69,6 +68,8 @@ EXTENSIONS = PY_EXTS | CPP_EXTS | TEXT_EXTS
 TEXT_NAMES = frozenset({"README", "LICENSE", "Makefile", "CMakeLists.txt", "Dockerfile"})
 SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
 MAX_BYTES = 4 << 20
+#: a worker process only pays off for this many files
+MIN_FILES_PER_JOB = 50
 
 
 def lang_of(path: str) -> Lang | None:
@@ -291,9 +292,13 @@ class SourceIndex:
         base = path.rsplit("/", 1)[-1]
         same_name = sorted(p for p in self.files if p.rsplit("/", 1)[-1] == base and p != path)
         pool = list(self.files) + [d + "/" for d in self.dirs() if d]
-        close = difflib.get_close_matches(path, pool, n=n, cutoff=0.6)
+        close = difflib.get_close_matches(path, pool, n=n, cutoff=0.85)
+        by_base: dict[str, list[str]] = defaultdict(list)
+        for p in self.files:
+            by_base[p.rsplit("/", 1)[-1]].append(p)
+        moved = [p for b in difflib.get_close_matches(base, list(by_base), n=n, cutoff=0.85) for p in sorted(by_base[b])]
         out: list[str] = []
-        for p in [*same_name, *close]:
+        for p in [*same_name, *close, *moved]:
             if p not in out:
                 out.append(p)
         return out[:n]
@@ -315,10 +320,10 @@ class SourceIndex:
         name = qualname.rsplit(".", 1)[-1]
         if path and self.quals(path):
             quals = list(self.quals(path))
-            for q in difflib.get_close_matches(qualname, quals, n=n, cutoff=0.6):
+            for q in difflib.get_close_matches(qualname, quals, n=n, cutoff=0.75):
                 add(path, q)
             by_last = {q.rsplit(".", 1)[-1]: q for q in quals}
-            for last in difflib.get_close_matches(name, list(by_last), n=n, cutoff=0.7):
+            for last in difflib.get_close_matches(name, list(by_last), n=n, cutoff=0.8):
                 add(path, by_last[last])
         if len(out) < n:
             exact = [s for s in self.all_symbols() if s.name == name and s.ordinal == 0]
@@ -400,7 +405,7 @@ def _parse_many(root: Path, paths: list[str], jobs: int) -> dict[str, tuple]:
         return {}
     if jobs <= 0:
         jobs = os.cpu_count() or 1
-    jobs = min(jobs, max(1, len(paths) // 50))
+    jobs = min(jobs, max(1, len(paths) // MIN_FILES_PER_JOB))
     if jobs <= 1:
         return {p: _parse_one(str(root), p) for p in paths}
     import concurrent.futures as cf
@@ -516,7 +521,3 @@ def build_index(
         store.save_index(index)
     return index
 
-
-def relpath_in(root: Path, path: str | os.PathLike) -> str:
-    """POSIX path of *path* relative to *root*."""
-    return posixpath.normpath(Path(path).resolve().relative_to(Path(root).resolve()).as_posix())

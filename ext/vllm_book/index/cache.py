@@ -1,6 +1,7 @@
 """On-disk cache of the source index.
 
-Layout under ``<cache_dir>/index-v<INDEX_VERSION>/<root-hash>/``:
+Layout under ``<cache_dir>/index-v<INDEX_VERSION>/<root-hash>/`` (directories
+of other index versions are removed when a new index is saved):
 
 ``parsed.pickle``
     per file ``path → (size, mtime_ns, parsed)`` — symbols and xref facts of
@@ -70,7 +71,17 @@ class Cache:
         from . import INDEX_VERSION
 
         ident = hashlib.sha256(f"{Path(root).resolve()}|{','.join(dirs)}".encode()).hexdigest()[:16]
-        self.dir = Path(cache_dir) / f"index-v{INDEX_VERSION}" / ident
+        self.base = Path(cache_dir)
+        self.version_dir = self.base / f"index-v{INDEX_VERSION}"
+        self.dir = self.version_dir / ident
+
+    def drop_other_versions(self) -> None:
+        """Remove caches written by other index versions (they can never be read)."""
+        import shutil
+
+        for old in self.base.glob("index-v*"):
+            if old.is_dir() and old != self.version_dir:
+                shutil.rmtree(old, ignore_errors=True)
 
     # whole index
     def load_if_unchanged(self, entries: Sequence[tuple[str, int, int]]):
@@ -95,6 +106,7 @@ class Cache:
         return None
 
     def save_index(self, index) -> None:
+        self.drop_other_versions()
         _atomic_write(self.dir / f"{index.key}.pickle", pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
         olds = sorted(self.dir.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
         olds = [p for p in olds if p.name != "parsed.pickle"]

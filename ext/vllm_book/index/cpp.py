@@ -49,7 +49,6 @@ import re
 import shutil
 import subprocess
 from collections import defaultdict
-from collections.abc import Iterable
 
 from .model import Symbol
 
@@ -134,7 +133,6 @@ def _extend_start(lines: list[str], line: int) -> int:
             # tail of a multi-line macro call or expression
             break
         start = prev
-    # only keep the extension when it reaches a plausible declaration head
     return start
 
 
@@ -156,6 +154,8 @@ def symbols_from_tags(path: str, tags: list[dict], text: str) -> list[Symbol]:
         scope = t.get("scope", "")
         scope_kind = t.get("scopeKind", "")
         if not name or name.startswith("__anon") or "__anon" in scope:
+            continue
+        if kind == "cpp-function" and _MACRO_BLOCKS.match(name):
             continue
         if scope_kind in ("function", "prototype") or (kind == "cpp-variable" and scope_kind in ("class", "struct", "union")):
             continue
@@ -251,7 +251,24 @@ def include_candidates(text: str) -> list[tuple[int, int, int, str]]:
 # --------------------------------------------------------------------------
 # torch op registrations
 
-_LIB_BLOCK = re.compile(r"\b(?:STABLE_)?TORCH_LIBRARY(?:_FRAGMENT|_IMPL|_EXPAND|_IMPL_EXPAND)?\s*\(\s*([^,]+?)\s*,")
+_LIB_BLOCK = re.compile(r"\b(?:STABLE_)?TORCH_LIBRARY(?:_FRAGMENT|_IMPL|_EXPAND|_IMPL_EXPAND)?\s*\(")
+#: ctags reads ``TORCH_LIBRARY(…) { … }`` blocks as function definitions
+_MACRO_BLOCKS = re.compile(r"^(?:STABLE_)?TORCH_LIBRARY\w*$|^REGISTER_EXTENSION$")
+
+
+def _first_arg(text: str, open_paren: int) -> str:
+    depth = 0
+    for i in range(open_paren, min(len(text), open_paren + 300)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return text[open_paren + 1 : i]
+        elif c == "," and depth == 1:
+            return text[open_paren + 1 : i]
+    return ""
 _OP_CALL = re.compile(r"\b\w+\s*\.\s*(def|impl)\s*\(\s*\"([A-Za-z_]\w*)")
 _FN_REF = re.compile(r"&\s*((?:\w+::)*\w+)")
 
@@ -292,7 +309,7 @@ def op_registrations(path: str, text: str) -> list[tuple[str, str, str, int]]:
     if "TORCH_LIBRARY" not in text:
         return []
     blank = _blank_comments_only(text)
-    blocks = [(m.start(), _namespace(m.group(1), path)) for m in _LIB_BLOCK.finditer(blank)]
+    blocks = [(m.start(), _namespace(_first_arg(blank, m.end() - 1), path)) for m in _LIB_BLOCK.finditer(blank)]
     if not blocks:
         return []
     out = []
@@ -325,6 +342,3 @@ def _blank_comments_only(text: str) -> str:
 
     return _COMMENTS.sub(repl, text)
 
-
-def is_cpp_path(path: str, exts: Iterable[str]) -> bool:
-    return path.rsplit(".", 1)[-1] in exts

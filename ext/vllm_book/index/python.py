@@ -291,8 +291,27 @@ class _Scope:
         self.self_name = self_name
 
 
+def _bind(target: ast.AST, names: dict[str, tuple]) -> None:
+    t = type(target)
+    if t is ast.Name:
+        names[target.id] = ("local",)  # type: ignore[attr-defined]
+    elif t is ast.Tuple or t is ast.List:
+        for elt in target.elts:  # type: ignore[attr-defined]
+            _bind(elt, names)
+    elif t is ast.Starred:
+        _bind(target.value, names)  # type: ignore[attr-defined]
+
+
+_FUNC_OR_CLASS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def _local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, facts: PyFacts, prefix: str) -> dict[str, tuple]:
-    """Names bound in a function scope (not descending into nested scopes)."""
+    """Names bound in a function scope, from its statements (nested scopes skipped).
+
+    Only statement-level bindings are collected (assignment/for/with targets,
+    imports, defs, except/match names); a walrus inside an expression is not,
+    which at worst links a shadowed module-level name.
+    """
     names: dict[str, tuple] = {}
     a = fn.args
     for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
@@ -301,43 +320,58 @@ def _local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, facts:
     if isinstance(fn, ast.Lambda):
         return names
     globals_: set[str] = set()
-    stack: list[ast.AST] = list(fn.body)
+    stack: list[ast.stmt] = list(fn.body)
     while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names[node.name] = ("sym", prefix + node.name)
-            stack.extend(node.decorator_list)
+        st = stack.pop()
+        t = type(st)
+        if t in _FUNC_OR_CLASS:
+            names[st.name] = ("sym", prefix + st.name)  # type: ignore[attr-defined]
             continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Global):
-            globals_.update(node.names)
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names[node.id] = ("local",)
-        elif isinstance(node, ast.Import):
-            for al in node.names:
+        if t is ast.Assign:
+            for tg in st.targets:  # type: ignore[attr-defined]
+                _bind(tg, names)
+        elif t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor:
+            _bind(st.target, names)  # type: ignore[attr-defined]
+        elif t is ast.With or t is ast.AsyncWith:
+            for item in st.items:  # type: ignore[attr-defined]
+                if item.optional_vars is not None:
+                    _bind(item.optional_vars, names)
+        elif t is ast.Delete:
+            for tg in st.targets:  # type: ignore[attr-defined]
+                _bind(tg, names)
+        elif t is ast.Import:
+            for al in st.names:  # type: ignore[attr-defined]
                 if al.asname:
                     names[al.asname] = ("mod", al.name)
                 else:
                     head = al.name.split(".", 1)[0]
                     names[head] = ("mod", head)
             continue
-        elif isinstance(node, ast.ImportFrom):
-            mod = absolute_module(facts.module, facts.is_package, node.level, node.module)
-            for al in node.names:
+        elif t is ast.ImportFrom:
+            mod = absolute_module(facts.module, facts.is_package, st.level, st.module)  # type: ignore[attr-defined]
+            for al in st.names:  # type: ignore[attr-defined]
                 if al.name != "*":
                     names[al.asname or al.name] = ("from", mod, al.name)
             continue
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names[node.name] = ("local",)
-        elif isinstance(node, ast.arg):
-            names[node.arg] = ("local",)
-        elif isinstance(node, ast.MatchAs) and node.name:
-            names[node.name] = ("local",)
-        elif isinstance(node, ast.MatchStar) and node.name:
-            names[node.name] = ("local",)
-        stack.extend(ast.iter_child_nodes(node))
+        elif t is ast.Global:
+            globals_.update(st.names)  # type: ignore[attr-defined]
+            continue
+        elif t is ast.Match:
+            for case in st.cases:  # type: ignore[attr-defined]
+                for n in ast.walk(case.pattern):
+                    if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+                        names[n.name] = ("local",)
+                stack.extend(case.body)
+            continue
+        body = getattr(st, "body", None)
+        if body:
+            stack.extend(body)
+            stack.extend(getattr(st, "orelse", ()) or ())
+            stack.extend(getattr(st, "finalbody", ()) or ())
+            for h in getattr(st, "handlers", ()) or ():
+                if h.name:
+                    names[h.name] = ("local",)
+                stack.extend(h.body)
     for g in globals_:
         names.pop(g, None)
     return names
@@ -389,6 +423,33 @@ class _RefCollector(ast.NodeVisitor):
         self.lines = lines
         self.scopes: list[_Scope] = [_Scope("module", facts.bindings)]
         self.prefix: list[str] = []
+        self._dispatch: dict[type, Any] = {}
+
+    # a faster NodeVisitor: cached dispatch, no per-field generator
+    def visit(self, node: ast.AST) -> None:
+        cls = node.__class__
+        method = self._dispatch.get(cls)
+        if method is None:
+            method = self._dispatch[cls] = getattr(self, "visit_" + cls.__name__, self.generic_visit)
+        method(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        pass
+
+    def visit_Load(self, node: ast.AST) -> None:
+        pass
+
+    visit_Store = visit_Del = visit_Load
 
     # -- helpers
     def lookup(self, name: str) -> tuple | None:

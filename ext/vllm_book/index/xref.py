@@ -247,7 +247,7 @@ class CppResolver:
         cands = [
             s
             for s in self.by_name.get(name, ())
-            if "member" not in s.tags and (not s.path.startswith(ALT_BACKENDS) or (alt and s.path.startswith(from_path.split("/", 2)[0] + "/" + from_path.split("/", 2)[1])))
+            if "member" not in s.tags and s.kind != "cpp-variable" and (not s.path.startswith(ALT_BACKENDS) or (alt and s.path.startswith(from_path.split("/", 2)[0] + "/" + from_path.split("/", 2)[1])))
         ]
         defs = [s for s in cands if s.kind != "cpp-prototype"]
         if not defs:
@@ -296,10 +296,12 @@ class CppResolver:
         for line, col, end, ident, member in tokens:
             sym = None
             if ident in own:
+                if any(s.def_line == line for s in own[ident]):
+                    continue  # a definition site
                 sym = self.same_file(path, ident)
             elif not member:
                 sym = self.tree_unique(ident, path)
-            if sym is None or (sym.path == path and sym.def_line == line):
+            if sym is None or sym.kind == "cpp-namespace" or (sym.path == path and sym.def_line == line):
                 continue
             out.append(Ref(line, col, end, sym.path, sym.def_line, sym.qualname))
         base = posixpath.dirname(path)

@@ -1,0 +1,1 @@
+from vllm.utils.conditional import *  # noqa: F401,F403

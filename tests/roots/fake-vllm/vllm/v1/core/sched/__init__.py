@@ -1,0 +1,3 @@
+from .scheduler import Scheduler
+
+__all__ = ["Scheduler"]
