@@ -75,7 +75,9 @@ html_theme_options = {
     "use_download_button": False,
     "show_toc_level": 2,
     "home_page_in_toc": True,
-    "extra_footer": f"<p>本书描述 vLLM v{PIN.version}，commit <code>{PIN.commit}</code>。</p>",
+    "extra_footer": (f"<p>本书描述 vLLM v{PIN.version}，commit <code>{PIN.commit}</code>。</p>"
+                     if language.startswith("zh") else
+                     f"<p>This book describes vLLM v{PIN.version}, commit <code>{PIN.commit}</code>.</p>"),
 }
 html_search_language = "zh" if language.startswith("zh") else "en"
 html_search_options = {"dict": str(ROOT / "source" / "_data" / "jieba-vllm.txt")}

@@ -52,12 +52,15 @@ LABELS: dict[str, dict[str, str]] = {
         "difficulty": "难度", "outcomes": "学完能", "none": "无",
         "minutes": "约 {n} 分钟（按字数估算）",
         "入门": "入门", "进阶": "进阶", "高级": "高级",
+        "sections": "小结|自检|下一步", "self-check": "自检", "planned": "编写中", "open": "（", "close": "）",
     },
     "en": {
         "audience": "Who should read this", "prerequisites": "Read first", "time": "Time",
         "difficulty": "Level", "outcomes": "You will be able to", "none": "None",
         "minutes": "about {n} min (estimated from length)",
         "入门": "Beginner", "进阶": "Intermediate", "高级": "Advanced",
+        "sections": "Summary|Self-check|Next steps", "self-check": "Self-check", "planned": "planned",
+        "open": " (", "close": ")",
     },
 }
 
@@ -149,8 +152,13 @@ class HeaderCard(SphinxTransform):
         lab = labels(self.config)
         fields = nodes.field_list()
 
+        def translatable(text: str) -> nodes.paragraph:
+            p = nodes.paragraph(text, "", *_inline(text))  # rawsource = the msgid of `make gettext`
+            p.source, p.line = str(source), 1
+            return p
+
         if audience := data.get("audience"):
-            fields += _field(lab["audience"], nodes.paragraph("", "", *_inline(str(audience))), "audience")
+            fields += _field(lab["audience"], translatable(str(audience)), "audience")
 
         prereq = data.get("prerequisites") or []
         if not isinstance(prereq, list):
@@ -190,7 +198,7 @@ class HeaderCard(SphinxTransform):
         if outcomes:
             blist = nodes.bullet_list()
             for item in outcomes:
-                blist += nodes.list_item("", nodes.paragraph("", "", *_inline(str(item))))
+                blist += nodes.list_item("", translatable(str(item)))
             fields += _field(lab["outcomes"], blist, "outcomes")
         if outcomes and not 3 <= len(outcomes) <= 5:
             logger.warning("'outcomes' should list 3–5 items, found %d", len(outcomes),
@@ -212,7 +220,10 @@ def check_template(app: Sphinx, doctree: nodes.document) -> None:
     env = app.env
     if not is_chapter(app.config, env.docname):
         return
-    required = list(app.config.vllm_book_chapter_sections)
+    lab = labels(app.config)
+    # the configured Chinese names; a translated edition checks the translated headings
+    required = (list(app.config.vllm_book_chapter_sections) if lab is LABELS["zh"]
+                else lab["sections"].split("|"))
     top = next(iter(doctree.findall(nodes.section)), None)
     if top is None:
         return
@@ -229,7 +240,7 @@ def check_template(app: Sphinx, doctree: nodes.document) -> None:
         logger.warning("sections %s must close the chapter, in that order", " / ".join(required),
                        location=(env.docname, last_line), type="vllm_book", subtype="chapter")
     for title, sec in h2:
-        if title == "自检" or title == "Self-check":
+        if title == lab["self-check"]:
             n = sum(1 for n in sec.findall(nodes.Element) if _is_dropdown(n))
             if not 3 <= n <= 5:
                 logger.warning("'## 自检' should hold 3–5 questions with folded answers (:::{dropdown}), found %d",

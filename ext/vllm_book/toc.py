@@ -25,10 +25,10 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util import docname_join
 
 from vllm_book import curriculum as cur_mod
+from vllm_book.chapters import labels
 
 logger = logging.getLogger(__name__)
 
-PLANNED = {"zh": "编写中", "en": "planned"}
 
 
 _CACHE: dict[tuple[str, float], cur_mod.Curriculum] = {}
@@ -45,6 +45,12 @@ def get_curriculum(srcdir: str | Path, config: Config) -> cur_mod.Curriculum:
     if key not in _CACHE:
         _CACHE[key] = cur_mod.load(path)
     return _CACHE[key]
+
+
+def planned_nodes(config: Config, title: str) -> list[nodes.Node]:
+    """``title（编写中）`` in the edition's language."""
+    lab = labels(config)
+    return [nodes.Text(title + lab["open"]), nodes.emphasis("", lab["planned"]), nodes.Text(lab["close"])]
 
 
 def _toctree(docname: str, entries: list[str], maxdepth: int = 1, caption: str | None = None,
@@ -69,8 +75,8 @@ class _CurriculumDirective(SphinxDirective):
         self.env.note_dependency(str(cur.path))
         return cur
 
-    def lang(self) -> str:
-        return (self.config.language or "zh_CN").split("_")[0]
+    def planned(self, title: str) -> list[nodes.Node]:
+        return planned_nodes(self.config, title)
 
     def doc(self, docname: str) -> str:
         return "/" + docname
@@ -102,9 +108,7 @@ class PartChapters(_CurriculumDirective):
         if planned:
             blist = nodes.bullet_list(classes=["planned-chapters"])
             for c in planned:
-                para = nodes.paragraph("", "", nodes.Text(c.title), nodes.Text("（"),
-                                       nodes.emphasis("", PLANNED.get(self.lang(), PLANNED["en"])),
-                                       nodes.Text("）"))
+                para = nodes.paragraph("", "", *self.planned(c.title))
                 blist += nodes.list_item("", para)
             out.append(blist)
         return out
@@ -127,9 +131,8 @@ class Track(_CurriculumDirective):
                 ref += nodes.inline(c.title, c.title)
                 para += ref
             else:
-                para += [nodes.Text(c.title + "（"), nodes.emphasis("", PLANNED.get(self.lang(), PLANNED["en"])),
-                         nodes.Text("）")]
-            para += nodes.Text(f" · {c.level}")
+                para += self.planned(c.title)
+            para += nodes.Text(f" · {labels(self.config).get(c.level, c.level)}")
             enum += nodes.list_item("", para)
         return [enum]
 
@@ -161,11 +164,8 @@ def planned_reference(app: Sphinx, env, node: addnodes.pending_xref, contnode: n
     ch = get_curriculum(app.srcdir, app.config).chapter(target.lstrip("/"))
     if ch is None or ch.written:
         return None
-    lang = (app.config.language or "zh_CN").split("_")[0]
     text = contnode.astext() if node.get("refexplicit") else ch.title
-    return nodes.inline("", "", nodes.Text(text), nodes.Text("（"),
-                        nodes.emphasis("", PLANNED.get(lang, PLANNED["en"])), nodes.Text("）"),
-                        classes=["planned-chapter-ref"])
+    return nodes.inline("", "", *planned_nodes(app.config, text), classes=["planned-chapter-ref"])
 
 
 def check_disk(app: Sphinx) -> None:
