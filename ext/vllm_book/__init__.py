@@ -18,6 +18,7 @@ FEATURES = (
     "vllm_book.browser",
     "vllm_book.search",
     "vllm_book.formats",
+    "vllm_book.sync.card",
 )
 
 

@@ -7,7 +7,6 @@ import shutil
 
 import pytest
 from sync_helpers import ROOTS, V1_SHA, V2_SHA
-
 from vllm_book.pin import Pin
 from vllm_book.sync.card import review_text
 from vllm_book.sync.review import Record
@@ -24,14 +23,14 @@ def test_texts_zh_and_en():
     assert review_text(Record("x"), PIN, "zh") == "待复核 · vLLM v0.1.0 (1111111aa1)"
     assert review_text(Record("x"), PIN, "en") == "Pending review · vLLM v0.1.0 (1111111aa1)"
     assert review_text(None, PIN, "zh") == "待复核 · vLLM v0.1.0 (1111111aa1)"
-    assert review_text(reviewed(V1_SHA), PIN, "zh") == "已复核于 1111111aa1，2026-12-01"
+    assert review_text(reviewed(V1_SHA), PIN, "zh") == "已复核于 1111111aa1, 2026-12-01"
     assert review_text(reviewed(V1_SHA), PIN, "en") == "Reviewed at 1111111aa1, 2026-12-01"
     # a refresh set it back to pending: the last review stays visible
     pending = Record("x", "pending", V1_SHA, "2026-12-01T09:30:00Z")
-    assert review_text(pending, PIN2, "zh") == "待复核（上次复核于 1111111aa1，2026-12-01） · vLLM v0.2.0 (2222222bb2)"
+    assert review_text(pending, PIN2, "zh") == "待复核（上次复核于 1111111aa1, 2026-12-01） · vLLM v0.2.0 (2222222bb2)"
     # carried to a new pin by refresh
     assert review_text(reviewed(V2_SHA, carried=V1_SHA), PIN2, "zh") == \
-        "已复核于 1111111aa1，2026-12-01 · 沿用至 vLLM v0.2.0 (2222222bb2)"
+        "已复核于 1111111aa1, 2026-12-01 · 沿用至 vLLM v0.2.0 (2222222bb2)"
     # reviewed, but at another commit than the pin
     assert review_text(reviewed(V1_SHA), PIN2, "en") == \
         "Reviewed at 1111111aa1, 2026-12-01 · predates the pinned vLLM v0.2.0 (2222222bb2); to be re-reviewed"
@@ -53,7 +52,7 @@ def test_card_field_in_html(tmp_path, language, label, pending):
         assert re.search(rf'<dt class="card-review[^"]*">{label}<', card)
         assert pending in card
         done = (app.outdir / "01-part" / "02-reviewed.html").read_text()
-        assert ("已复核于 1111111aa1，2026-12-01" if language == "zh_CN" else "Reviewed at 1111111aa1, 2026-12-01") in done
+        assert ("已复核于 1111111aa1, 2026-12-01" if language == "zh_CN" else "Reviewed at 1111111aa1, 2026-12-01") in done
         warnings = app.warning.getvalue()
         assert "01-part/03-norecord has no record in content-review.toml; run: python -m vllm_book.sync review sync" in warnings
         assert warnings.count("has no record") == 1

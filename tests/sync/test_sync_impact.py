@@ -6,7 +6,6 @@ import json
 
 import pytest
 from sync_helpers import needs_ctags
-
 from vllm_book.sync import __main__ as cli
 from vllm_book.sync import impact
 

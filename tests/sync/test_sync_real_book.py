@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from sync_helpers import REPO
-
 from vllm_book import pin as pin_mod
 from vllm_book.anchors.lint import find_anchors
 from vllm_book.sync import mdscan, validate

@@ -7,7 +7,6 @@ import tomllib
 
 import pytest
 from sync_helpers import V1_SHA, V2_SHA, git, needs_ctags
-
 from vllm_book import pin as pin_mod
 from vllm_book.sync import __main__ as cli
 from vllm_book.sync import refresh, review, validate

@@ -6,9 +6,7 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from sync_helpers import V1_SHA, V2_SHA, git, needs_ctags, needs_mermaid
-
 from vllm_book.sync import __main__ as cli
 from vllm_book.sync import mermaid, validate
 
@@ -105,11 +103,11 @@ def test_curriculum_drift(book):
     blocks_line = record_line(cur, "01-part/04-blocks")
     msgs = problems(book, diagrams=False)
     assert (f'curriculum.toml:{blocks_line}: 01-part/04-blocks has status = "written" but source/01-part/04-blocks.md '
-            'does not exist; write it or set status = "planned"') in msgs
+            'does not exist\n    fix: write it or set status = "planned"') in msgs
     assert ("source/01-part/01-sched.md:11: H1 '调度器们' differs from the curriculum title '调度器' "
             f"(curriculum.toml:{sched_line})\n    fix: make them equal (change the H1 or the curriculum title)") in msgs
-    assert ("source/01-part/05-extra.md:1: chapter file 01-part/05-extra.md is not listed in curriculum.toml; add a "
-            "[[part.chapter]] record") in msgs
+    assert ("source/01-part/05-extra.md:1: chapter file 01-part/05-extra.md is not listed in curriculum.toml\n"
+            "    fix: add a [[part.chapter]] record") in msgs
     assert len(msgs) == 3
 
 
@@ -133,6 +131,26 @@ def test_review_records_drift(book):
         f"curriculum.toml:{blocks_cur}: 01-part/04-blocks has no record in content-review.toml\n"
         "    fix: run: python -m vllm_book.sync review sync",
     }
+
+
+def test_review_record_lacking_fields(book):
+    rv = book / "content-review.toml"
+    edit(rv, 'metrics_checked = false\ndiagrams_checked = false\nhardware_runs = []\n\n[[chapter]]\npath = "01-part/03-later"',
+         'hardware_runs = []\n\n[[chapter]]\npath = "01-part/03-later"')
+    line = record_line(rv, "01-part/02-cache")
+    assert problems(book, diagrams=False) == [
+        f"content-review.toml:{line}: 01-part/02-cache: record lacks metrics_checked, diagrams_checked\n"
+        "    fix: write every field (python -m vllm_book.sync review sync rewrites the file with all of them)"
+    ]
+
+
+def test_duplicate_label_in_one_page(book):
+    md = book / "source/01-part/04-blocks.md"
+    edit(md, "## 小结\n", "(part-blocks)=\n\n## 小结\n")
+    assert problems(book, diagrams=False) == [
+        f"source/01-part/04-blocks.md:{line_no(md, '## 小结') - 2}: label (part-blocks) is already defined at line 9 of "
+        "this page\n    fix: give one of them another name"
+    ]
 
 
 def test_review_record_consistency(book):
@@ -205,12 +223,13 @@ def test_pin_file_inconsistent(book):
 
 def test_links_and_labels(book):
     md = book / "source/01-part/04-blocks.md"
-    edit(md, "## 小结\n", "## 小结\n\n{doc}`02-nope`、{ref}`no-such-label`、[x](../missing.md)、[y](02-cache.md#nowhere)、![i](img.png)\n\n(part-sched)=\n")
-    edit(md, "prerequisites: [01-part/02-cache]", "prerequisites: [01-part/02-cache, 01-part/08-nope]")
+    edit(md, "## 小结\n", "## 小结\n\n{doc}`03-later`、{doc}`02-nope`、{ref}`no-such-label`、[x](../missing.md)、[y](02-cache.md#nowhere)、![i](img.png)\n\n(part-sched)=\n")
+    # a planned chapter may be linked and required (the build renders it 编写中); 08-nope is nothing
+    edit(md, "prerequisites: [01-part/02-cache]", "prerequisites: [01-part/02-cache, 01-part/03-later, 01-part/08-nope]")
     line = line_no(md, "{doc}`02-nope`")
     dup = line_no(md, "(part-sched)=")
     assert problems(book, diagrams=False) == [
-        "source/01-part/04-blocks.md:3: prerequisite '01-part/08-nope' is not a page of the book\n"
+        "source/01-part/04-blocks.md:3: prerequisite '01-part/08-nope' is not a page or a chapter of the book\n"
         "    fix: use the docname of an existing chapter (e.g. 01-overview/00-prerequisites)",
         f"source/01-part/04-blocks.md:{line}: image target 'img.png' does not exist\n"
         "    fix: correct the relative path (relative to this file)",
@@ -283,6 +302,33 @@ def test_every_problem_has_file_line_and_fix(book):
     result = validate.run(book, "full", diagrams=False)
     assert len(result.problems) >= 4
     for p in result.problems:
-        assert p.file and p.line >= 1 and p.message
+        assert p.file and p.line >= 1 and p.message and p.fix
         assert re.match(r"^[\w./-]+:\d+: ", p.format())
     assert set(result.by_check()) >= {"anchors", "pin", "curriculum", "profile"}
+
+
+@needs_mermaid
+def test_valid_diagrams_of_every_common_type_parse():
+    from sync_helpers import REPO
+
+    diagrams = [
+        "flowchart LR\n  A[\"x\"] -- \"t\" --> B{\"y\"}\n  subgraph S\n    C\n  end",
+        "sequenceDiagram\n  box API server process\n    participant A\n  end\n  box rgb(1,2,3) T\n    participant B\n  end\n  A->>B: hi\n  B-->>A: ok",
+        "classDiagram\n  class A {\n    +int x\n  }\n  A <|-- B",
+        "stateDiagram-v2\n  [*] --> A\n  A --> [*]",
+        "erDiagram\n  A ||--o{ B : has",
+        "gantt\n  title x\n  section s\n  t :a1, 2024-01-01, 1d",
+        "pie\n  \"a\": 1",
+        "mindmap\n  root\n    a",
+        "timeline\n  title t\n  2020 : a",
+        "xychart-beta\n  x-axis [a, b]\n  bar [1, 2]",
+        "journey\n  title j\n  section s\n    a: 5: me",
+        "gitGraph\n  commit",
+        "quadrantChart\n  title q",
+        "block-beta\n  a b",
+        "packet-beta\n  0-15: \"x\"",
+        "sankey-beta\n  a,b,1",
+    ]
+    version, results = mermaid.parse_many(diagrams, REPO / "node_modules")
+    assert version == "11.14.0"
+    assert [r for r in results if not r[0]] == []

@@ -1,0 +1,172 @@
+"""``python -m vllm_book.sync``: keep the book true to its pinned vLLM.
+
+::
+
+    validate [--profile contracts|full] [--no-diagrams]     the fail-closed gate (make validate)
+    impact --to 0.33.0 [--out docs/impact-….md]               symbol-level upgrade report (make impact)
+    refresh --to 0.33.0 [--commit FULLSHA]                    move the pin (make refresh)
+    review sync | review mark <docname> [--anchors …]        maintain content-review.toml
+    readme [--write]                                         check/rewrite the README pin block
+
+``--root`` (default: this checkout) points every command at another copy of
+the repository.  Exit status: 0 ok, 1 errors found, 2 could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .. import pin as pin_mod
+
+
+def _root(args) -> Path:
+    return Path(args.root).resolve()
+
+
+def cmd_validate(args) -> int:
+    from . import validate
+
+    profile = args.profile or os.environ.get("PROFILE") or "contracts"
+    result = validate.run(_root(args), profile, diagrams=not args.no_diagrams)
+    print(validate.report(result))
+    return 0 if result.ok else 1
+
+
+def cmd_impact(args) -> int:
+    from . import impact
+
+    root = _root(args)
+    try:
+        rep = impact.run(root, args.to, out=Path(args.out) if args.out else None, jobs=args.jobs)
+    except (impact.ImpactError, pin_mod.ProvisionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(rep.summary_line())
+    return 0
+
+
+def cmd_refresh(args) -> int:
+    from . import refresh
+
+    commit = args.commit or os.environ.get("COMMIT") or None
+    try:
+        out = refresh.run(_root(args), args.to, commit=commit, release=args.release)
+    except (refresh.RefreshError, pin_mod.ProvisionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
+
+
+def cmd_review(args) -> int:
+    from .. import curriculum as cur_mod
+    from . import review
+    from .common import REVIEW_FILE
+
+    root = _root(args)
+    cur = cur_mod.load(root / "curriculum.toml")
+    path = root / REVIEW_FILE
+    reviews = None
+    if path.exists():
+        try:
+            reviews, problems = review.load(path)
+        except review.ReviewError as exc:
+            print(f"{REVIEW_FILE}:{exc.line}: {exc.message}", file=sys.stderr)
+            return 2
+    if args.action == "sync":
+        records, added, orphaned = review.sync_with(reviews, cur.chapters(), path)
+        if orphaned and not args.drop_orphans:
+            for o in orphaned:
+                print(f"{REVIEW_FILE}: record for {o}, which is not in curriculum.toml (kept out; --drop-orphans to confirm)",
+                      file=sys.stderr)
+            return 1
+        review.write(path, records)
+        print(f"{REVIEW_FILE}: {len(records)} records ({len(added)} added{', ' + str(len(orphaned)) + ' dropped' if orphaned else ''})")
+        return 0
+    # mark
+    if reviews is None:
+        print(f"{REVIEW_FILE} is missing; run: python -m vllm_book.sync review sync", file=sys.stderr)
+        return 2
+    ch = cur.chapter(args.docname)
+    if ch is None or not ch.written:
+        print(f"{args.docname} is not a written chapter of curriculum.toml", file=sys.stderr)
+        return 2
+    pin = pin_mod.load_pin(root)
+    checks = {k: True for k, flag in (("anchors_checked", args.anchors), ("commands_checked", args.commands),
+                                      ("metrics_checked", args.metrics), ("diagrams_checked", args.diagrams)) if flag}
+    try:
+        rec = review.mark(reviews.records, args.docname, pin.commit, checks,
+                          hardware_runs=args.hardware_run if args.hardware_run else None)
+    except KeyError:
+        print(f"{args.docname} has no record; run: python -m vllm_book.sync review sync", file=sys.stderr)
+        return 2
+    review.write(path, reviews.records)
+    missing = [k for k in review.CHECKS if not getattr(rec, k)]
+    print(f"{args.docname}: {rec.status}" + (f" at {pin.short} ({rec.reviewed_at})" if rec.reviewed else f" (still to check: {', '.join(missing)})"))
+    return 0
+
+
+def cmd_readme(args) -> int:
+    from . import pinfiles
+    from .common import README
+
+    root = _root(args)
+    pin = pin_mod.load_pin(root)
+    if args.write:
+        changed = pinfiles.write_readme(root / README, pin)
+        print(f"{README}: vllm-pin block {'rewritten' if changed else 'already up to date'}")
+        return 0
+    problems = pinfiles.check_readme(root / README, pin)
+    for line, msg, fix in problems:
+        print(f"{README}:{line}: {msg}\n    fix: {fix}")
+    return 1 if problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vllm_book.sync", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", default=str(pin_mod.REPO_ROOT), help="repository root (default: this checkout)")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    v = sub.add_parser("validate", help="fail-closed checks: pin, anchors, curriculum, reviews, links, diagrams")
+    v.add_argument("--profile", choices=["contracts", "full"], help="full: also every written chapter reviewed at the pin (env PROFILE)")
+    v.add_argument("--no-diagrams", action="store_true", help="skip the Mermaid parse (no node)")
+    v.set_defaults(func=cmd_validate)
+
+    i = sub.add_parser("impact", help="report what moving the pin to another release does to the book")
+    i.add_argument("--to", required=True, help="candidate vLLM release, e.g. 0.33.0")
+    i.add_argument("--out", help="output path of the Markdown report (the .json goes beside it); "
+                                 "default docs/impact-<from>-to-<to>.md")
+    i.add_argument("--jobs", type=int, default=0, help="index worker processes (0 = one per CPU)")
+    i.set_defaults(func=cmd_impact)
+
+    r = sub.add_parser("refresh", help="move the pin to another release; marks affected chapters pending")
+    r.add_argument("--to", required=True, help="a release (0.33.0) or a full 40-hex commit")
+    r.add_argument("--commit", help="the full 40-hex SHA of the release (env COMMIT; make refresh TO=… COMMIT=…)")
+    r.add_argument("--release", help="with --to <sha>: the release whose sdist was built from that commit")
+    r.set_defaults(func=cmd_refresh)
+
+    rv = sub.add_parser("review", help="maintain content-review.toml")
+    rv_sub = rv.add_subparsers(dest="action", required=True)
+    s = rv_sub.add_parser("sync", help="one pending record per curriculum chapter (existing ones kept)")
+    s.add_argument("--drop-orphans", action="store_true", help="drop records of chapters no longer in the curriculum")
+    s.set_defaults(func=cmd_review)
+    m = rv_sub.add_parser("mark", help="record a review at the pinned commit (reviewed when all four checks are done)")
+    m.add_argument("docname")
+    for flag in ("anchors", "commands", "metrics", "diagrams"):
+        m.add_argument(f"--{flag}", action="store_true", help=f"{flag} checked")
+    m.add_argument("--hardware-run", action="append", metavar="ID", help="id of a recorded GPU run (repeatable)")
+    m.set_defaults(func=cmd_review)
+
+    rd = sub.add_parser("readme", help="check (or --write) the README's vllm-pin block")
+    rd.add_argument("--write", action="store_true")
+    rd.set_defaults(func=cmd_readme)
+
+    args = ap.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
