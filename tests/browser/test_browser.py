@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import html as htmllib
 import json
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urldefrag
@@ -359,13 +357,21 @@ def test_removed_source_file_loses_its_page(tmp_path_factory):
     assert browser.LAST_STATS["removed"] == 1
 
 
-def test_worker_pool_renders_the_same(tmp_path_factory, basic):
-    """jobs=2 renders through the process pool; the pages are byte-identical to the in-process ones."""
-    src = copy_root(tmp_path_factory, "browser-basic")
-    make_app(src, src_root=FAKE, vllm_book_browser_jobs=2)
-    assert browser.LAST_STATS["rendered"] == browser.LAST_STATS["files"]
-    for path in (SCHED, KV, "csrc/cache_kernels.cu", "vllm/model_executor/configs/E=8,N=128.json"):
-        assert (src / "_build/html/_src" / f"{path}.html").read_bytes() == (src_dir(basic) / f"{path}.html").read_bytes()
+def test_worker_and_in_process_render_the_same(tmp_path_factory, basic):
+    """The background worker (default; with jobs=2 its process pool) and jobs=1 (in-process,
+    at build-finished) write byte-identical pages."""
+    assert browser.LAST_STATS  # (set by whichever build ran last)
+    pages = (SCHED, KV, "csrc/cache_kernels.cu", "vllm/model_executor/configs/E=8,N=128.json", "vllm/index.html")
+    for jobs, mode in ((2, "worker"), (1, "in-process")):
+        src = copy_root(tmp_path_factory, "browser-basic")
+        app = make_app(src, src_root=FAKE, vllm_book_browser_jobs=jobs)
+        stats = dict(browser.LAST_STATS)
+        assert stats["mode"] == mode and stats["rendered"] == stats["files"], stats
+        assert ("waited" in stats) == (mode == "worker")
+        assert warnings_of(app) == []
+        for path in pages:
+            name = path if path.endswith("index.html") else f"{path}.html"
+            assert (src / "_build/html/_src" / name).read_bytes() == (src_dir(basic) / name).read_bytes(), (mode, path)
 
 
 def test_dirhtml_links(tmp_path_factory):
@@ -437,3 +443,41 @@ def test_attr_quoting():
     assert attr('x" onmouseover="y') == '"x&quot; onmouseover=&quot;y"'
     assert attr("a b&c<d>") == '"a b&amp;c&lt;d&gt;"'
     assert attr("50%") == '"50%"'
+
+
+def test_prelex_warms_the_cache(tmp_path, fake_index):
+    """The background highlighter (prelex.py) fills the cache the pages are then rendered from."""
+    from vllm_book.browser import prelex
+    from vllm_book.browser.highlight import cache_file, lexer_name
+
+    cache = tmp_path / "hl"
+    first = prelex.run(FAKE, ["vllm", "csrc"], cache, jobs=2)
+    code_files = {(f.sha256, lexer_name(p, f.lang)) for p, f in fake_index.files.items() if f.lang != "text"}
+    assert first["lexed"] == first["files"] == len(code_files)
+    assert all(cache_file(cache, sha, lx).is_file() for sha, lx in code_files)
+    assert prelex.run(FAKE, ["vllm", "csrc"], cache, jobs=2)["files"] == 0  # nothing left to do
+    build = browser.BrowserBuild(fake_index, tmp_path / "out", cache_dir=cache, jobs=1)
+    stats = build.run()
+    assert stats["rendered"] == len(fake_index.files) and stats.get("lexed", 0) == 0
+
+
+def test_cache_pruning(tmp_path, fake_index):
+    """Runs of another highlighter version go at once; runs of content the tree lost, after a week."""
+    import os
+    import time
+
+    from vllm_book.browser.highlight import HL_VERSION
+
+    cache = tmp_path / "hl"
+    (cache / "ab").mkdir(parents=True)
+    stale_version = cache / "ab" / f"{'ab' * 32}.python.v{HL_VERSION - 1}"
+    old_content = cache / "ab" / f"{'ab' * 31}cd.python.v{HL_VERSION}"
+    fresh_content = cache / "ab" / f"{'ab' * 31}ef.python.v{HL_VERSION}"
+    for f in (stale_version, old_content, fresh_content):
+        f.write_bytes(b"x")
+    week_ago = time.time() - 8 * 86400
+    os.utime(old_content, (week_ago, week_ago))
+    stats = browser.BrowserBuild(fake_index, tmp_path / "out", cache_dir=cache, jobs=1).run()
+    assert stats["cache_pruned"] == 2
+    assert fresh_content.exists() and not old_content.exists() and not stale_version.exists()
+    assert stats["lexed"] > 0 and len(list(cache.rglob(f"*.v{HL_VERSION}"))) == stats["lexed"] + 1
