@@ -54,15 +54,20 @@ $(VLLM_STAMP): $(STAMP) vllm-pin.toml
 
 node_modules/mermaid/package.json: package.json package-lock.json
 	@bash tools/ensure-node.sh
-	npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+	@# keep mermaid-cli when it was installed (make epub/pdf); plain HTML needs only the runtime packages
+	if [ -x node_modules/.bin/mmdc ]; then PUPPETEER_SKIP_DOWNLOAD=1 npm ci --ignore-scripts --no-audit --no-fund; \
+	else npm ci --omit=dev --ignore-scripts --no-audit --no-fund; fi
 	@touch $@
 
 $(MERMAID_JS): node_modules/mermaid/package.json
-	@rm -rf source/_static/mermaid && mkdir -p source/_static/mermaid/chunks
+	@rm -rf source/_static/mermaid source/_static/mathjax
+	mkdir -p source/_static/mermaid/chunks source/_static/mathjax/output/chtml/fonts
 	cp node_modules/mermaid/dist/mermaid.esm.min.mjs source/_static/mermaid/
 	cp -r node_modules/mermaid/dist/chunks/mermaid.esm.min source/_static/mermaid/chunks/
+	cp node_modules/mathjax/es5/tex-mml-chtml.js source/_static/mathjax/
+	cp -r node_modules/mathjax/es5/output/chtml/fonts/woff-v2 source/_static/mathjax/output/chtml/fonts/
 
-mermaid-js: $(MERMAID_JS) ## copy the pinned Mermaid JS into source/_static (no CDN at read time)
+mermaid-js: $(MERMAID_JS) ## copy the pinned Mermaid and MathJax JS into source/_static (no CDN at read time)
 
 node-tools: ## install mermaid-cli (EPUB/PDF diagrams) with Debian's chromium
 	@bash tools/ensure-node.sh --cli
@@ -115,4 +120,4 @@ intl-update: gettext ## update locale/en/LC_MESSAGES/*.po from the catalogs
 # -- housekeeping ---------------------------------------------------------------
 
 clean: ## remove build outputs (keeps .venv, vllm/ and the download cache)
-	rm -rf $(BUILDDIR) source/_static/mermaid
+	rm -rf $(BUILDDIR) source/_static/mermaid source/_static/mathjax

@@ -90,6 +90,9 @@ mermaid_include_zenuml = False
 mermaid_d3_zoom = False
 mermaid_fullscreen = False
 
+# MathJax 3 from the pinned npm package, served from _static (fonts next to it).
+mathjax_path = "mathjax/tex-mml-chtml.js"
+
 copybutton_prompt_text = r"\$ |>>> |\.\.\. "
 copybutton_prompt_is_regexp = True
 copybutton_only_copy_prompt_lines = False

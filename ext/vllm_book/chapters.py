@@ -52,14 +52,14 @@ LABELS: dict[str, dict[str, str]] = {
         "difficulty": "难度", "outcomes": "学完能", "none": "无",
         "minutes": "约 {n} 分钟（按字数估算）",
         "入门": "入门", "进阶": "进阶", "高级": "高级",
-        "sections": "小结|自检|下一步", "self-check": "自检", "planned": "编写中", "open": "（", "close": "）",
+        "sections": "小结|自检|下一步", "planned": "编写中", "open": "（", "close": "）",
     },
     "en": {
         "audience": "Who should read this", "prerequisites": "Read first", "time": "Time",
         "difficulty": "Level", "outcomes": "You will be able to", "none": "None",
         "minutes": "about {n} min (estimated from length)",
         "入门": "Beginner", "进阶": "Intermediate", "高级": "Advanced",
-        "sections": "Summary|Self-check|Next steps", "self-check": "Self-check", "planned": "planned",
+        "sections": "Summary|Self-check|Next steps", "planned": "planned",
         "open": " (", "close": ")",
     },
 }
@@ -221,30 +221,34 @@ def check_template(app: Sphinx, doctree: nodes.document) -> None:
     if not is_chapter(app.config, env.docname):
         return
     lab = labels(app.config)
-    # the configured Chinese names; a translated edition checks the translated headings
-    required = (list(app.config.vllm_book_chapter_sections) if lab is LABELS["zh"]
-                else lab["sections"].split("|"))
+    required = list(app.config.vllm_book_chapter_sections)
+    # a heading counts under its source name or under the edition's translation of it
+    # (a chapter not yet translated keeps its Chinese headings in the English edition)
+    aliases = {name: i for i, name in enumerate(required)}
+    translated = lab["sections"].split("|")
+    if len(translated) == len(required):
+        aliases.update({name: i for i, name in enumerate(translated)})
     top = next(iter(doctree.findall(nodes.section)), None)
     if top is None:
         return
     h2 = [(s[0].astext().strip(), s) for s in top.children if isinstance(s, nodes.section)]
-    titles = [t for t, _ in h2]
+    canon = [aliases.get(t) for t, _ in h2]
     last_line = max((n.line or 0 for n in doctree.findall(nodes.Element) if n.line), default=1)
-    for name in required:
-        if name not in titles:
-            logger.warning("chapter lacks the section '## %s' (the template ends with %s)", name,
-                           " / ".join(f"## {r}" for r in required), location=(env.docname, last_line),
-                           type="vllm_book", subtype="chapter")
-    present = [t for t in titles if t in required]
-    if present == [r for r in required if r in present] and titles[-len(present):] != present and present:
-        logger.warning("sections %s must close the chapter, in that order", " / ".join(required),
+    template = " / ".join(f"## {r}" for r in required)
+    missing = [name for i, name in enumerate(required) if i not in canon]
+    for name in missing:
+        logger.warning("chapter lacks the section '## %s' (the template ends with %s)", name, template,
                        location=(env.docname, last_line), type="vllm_book", subtype="chapter")
-    for title, sec in h2:
-        if title == lab["self-check"]:
+    if not missing and canon[-len(required):] != list(range(len(required))):
+        logger.warning("sections %s must close the chapter, in that order", template,
+                       location=(env.docname, last_line), type="vllm_book", subtype="chapter")
+    self_check = 1 if len(required) > 1 else 0
+    for (title, sec), c in zip(h2, canon):
+        if c == self_check:
             n = sum(1 for n in sec.findall(nodes.Element) if _is_dropdown(n))
             if not 3 <= n <= 5:
-                logger.warning("'## 自检' should hold 3–5 questions with folded answers (:::{dropdown}), found %d",
-                               n, location=sec, type="vllm_book", subtype="chapter")
+                logger.warning("'## %s' should hold 3–5 questions with folded answers (:::{dropdown}), found %d",
+                               title, n, location=sec, type="vllm_book", subtype="chapter")
 
 
 def setup(app: Sphinx) -> dict[str, object]:

@@ -67,3 +67,10 @@ def test_links_to_planned_chapters_render_as_planned(built):
     html = (built.outdir / "01-part" / "01-good.html").read_text()
     assert '<span class="planned-chapter-ref">以后再写（<em>编写中</em>）</span>' in html
     assert "unknown document" not in built.warning.getvalue()
+
+
+def test_template_order_and_self_check_count(built):
+    warnings = built.warning.getvalue()
+    assert re.search(r"04-order\.md:\d+: WARNING: sections ## 小结 / ## 自检 / ## 下一步 must close the chapter, in that order",
+                     warnings)
+    assert re.search(r"04-order\.md:\d+: WARNING: '## 自检' should hold 3–5 questions with folded answers", warnings)
