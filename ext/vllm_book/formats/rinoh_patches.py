@@ -1,0 +1,466 @@
+"""Every change to rinohtype's internals, in one module, for rinohtype 0.5.6 only.
+
+rinohtype is pinned (``pyproject.toml``: ``rinohtype==0.5.6``).  :func:`apply`
+refuses any other version: each patch below names the code it replaces, so an
+upgrade means re-reading that code, adjusting the patch and the pin together.
+Nothing else in the book touches rinohtype's private names.
+
+Patches (all idempotent, applied once per process, only by the rinoh builder):
+
+``cff-cid``
+    ``rinoh.font.opentype.cff.TopDict.operators`` lacks the CID-keyed Top DICT
+    operators (12,30)…(12,38), so loading Noto CJK fails with ``KeyError: (12, 30)``
+    (then ``'loca'``).  rinohtype only needs to *skip* them: they are added as
+    plain operators.  (The format-14 cmap subtable it cannot read either is
+    removed from the fonts themselves, see :mod:`.fonts`.)
+
+``cjk-justify``
+    ``rinoh.paragraph.Line.typeset`` justifies by widening spaces only; a line
+    of Chinese has none and stays ragged.  The wrapper first spreads the
+    leftover width over the gaps next to CJK characters (at most 0.08 em each —
+    below poppler's word-break threshold, so copy/paste and ``pdftotext`` see no
+    spurious spaces), then lets the original widen the spaces with the rest —
+    unless that would open a space wider than half an em (a long unbreakable
+    literal pushed to the next line): such a line is left ragged instead.
+
+``zwsp-cheap``
+    Each U+200B break opportunity (inserted between CJK characters by
+    :mod:`.rinoh_cjk`) becomes a ``ZeroWidthSpace`` line part whose
+    ``GlyphsSpan`` looks up the space glyph and its kerning again.  The patched
+    constructor reuses one empty span per text span.
+
+``style-log``
+    ``rinoh.style.StyleLog`` records every placed element and writes a
+    ``<target>.stylelog`` debug file (≈14 % of the rendering time of a large
+    book).  Switched off unless ``VLLM_BOOK_RINOH_STYLELOG=1``.
+
+``font-cache``
+    ``rinoh.text.SingleStyledTextBase.font`` resolves typeface → font for every word
+    (style lookups for typeface, weight, slant, width, then ``Typeface.get_font``).
+    The result is memoised per styled text and container document.
+
+``tounicode``
+    ``rinoh.backend.pdf.cos.ToUnicode`` maps each glyph to the *highest* code
+    point sharing it, so text copied from the PDF gets U+2011 for every ``-``
+    and U+00A0 for every space.  The wrapper makes the lowest code point win.
+
+``lexer-filters``
+    ``rinoh.highlight.highlight_block`` adds the ``tokenmerge`` filter to the
+    lexer for every code block, and the Sphinx frontend caches one lexer per
+    language: after n blocks each token runs through n nested filters
+    (quadratic time; ``RecursionError`` past ~450 Python blocks).  The wrapper
+    hands it a copy of the cached lexer with its own filter list.
+
+``container-document``
+    ``rinoh.layout.Container.document`` walks the whole parent chain
+    (``document_part`` → … → page) on every access — ~15 % of the rendering
+    time of the synthetic book.  Memoised per container (a container belongs to
+    one document for its whole life).
+
+``style-cache``
+    ``rinoh.style.Styled.get_style(attribute, container)`` only reads
+    ``container.document`` but is memoised per *container*, so each new line or
+    page container misses and re-runs the selector matching.  Memoised per
+    (styled, attribute, document) instead.
+
+``max-passes``
+    ``rinoh.document.Document.render`` repeats full rendering passes until page
+    references stop changing, with no upper bound: a layout that oscillates
+    (a TOC entry moving across a page boundary and back) never ends.  Stops
+    after ``MAX_PASSES`` (rinohtype's own ``_single_pass`` switch) and reports
+    each pass.
+
+``table-guard``
+    ``rinoh.table.Table.render`` cannot split a row; a row taller than a page
+    is retried on the next page forever.  After three fresh pages without
+    progress the build fails with the table's file:line.
+
+``progress``
+    ``rinoh.document.Document.progress`` redraws a progress bar on stdout for
+    every flowable; a no-op here (Sphinx prints its own progress).
+
+Helpers that reach into rinohtype's registry: :func:`register_typeface`
+(re-registers a name; rinohtype's own ``register_typeface`` refuses a second
+registration, which a second build in one process needs).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+from sphinx.errors import ExtensionError
+
+RINOH_VERSION = "0.5.6"
+CJK_GAP_MAX_EM = 0.08
+MAX_SPACE_STRETCH_EM = 0.5
+_APPLIED: set[str] = set()
+
+_CJK = re.compile(r"[\u2e80-\u2fff\u3000-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                  r"\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0002fa1f]")
+
+
+def check_version() -> None:
+    import rinoh
+
+    if rinoh.__version__ != RINOH_VERSION:
+        raise ExtensionError(
+            f"vllm_book.formats patches rinohtype {RINOH_VERSION} internals but rinohtype {rinoh.__version__} is "
+            f"installed; install rinohtype=={RINOH_VERSION} (pyproject.toml pins it) or port "
+            "ext/vllm_book/formats/rinoh_patches.py to the new version")
+
+
+def apply() -> None:
+    check_version()
+    for name, patch in (("cff-cid", _patch_cff_cid), ("cjk-justify", _patch_cjk_justify),
+                        ("zwsp-cheap", _patch_zwsp), ("style-log", _patch_style_log),
+                        ("font-cache", _patch_font_cache), ("tounicode", _patch_tounicode),
+                        ("progress", _patch_progress), ("lexer-filters", _patch_highlight),
+                        ("container-document", _patch_container_document),
+                        ("style-cache", _patch_style_cache), ("max-passes", _patch_max_passes),
+                        ("table-guard", _patch_table_guard)):
+        if name not in _APPLIED:
+            patch()
+            _APPLIED.add(name)
+
+
+# -- cff-cid ------------------------------------------------------------------------------------
+
+
+def _patch_cff_cid() -> None:
+    from rinoh.font.opentype import cff
+
+    number, array, sid = cff.number, cff.array, cff.sid
+    cff.TopDict.operators.update({
+        (12, 30): cff.Operator("ROS", array),
+        (12, 31): cff.Operator("CIDFontVersion", number, 0),
+        (12, 32): cff.Operator("CIDFontRevision", number, 0),
+        (12, 33): cff.Operator("CIDFontType", number, 0),
+        (12, 34): cff.Operator("CIDCount", number, 8720),
+        (12, 35): cff.Operator("UIDBase", number),
+        (12, 36): cff.Operator("FDArray", number),
+        (12, 37): cff.Operator("FDSelect", number),
+        (12, 38): cff.Operator("FontName", sid),
+    })
+
+
+# -- cjk-justify --------------------------------------------------------------------------------
+
+
+def is_cjk(char: str) -> bool:
+    return bool(char) and _CJK.match(char) is not None
+
+
+def spread_cjk(line) -> bool:
+    """Widen the gaps next to CJK glyphs of a justified *line* (see module docstring).
+
+    Returns False when the line should rather stay ragged: what is left for
+    its spaces would open gaps wider than ``MAX_SPACE_STRETCH_EM``.
+    """
+    from rinoh.paragraph import GlyphsSpan
+
+    # the original drops trailing spaces first; do the same so the widths agree
+    while len(line) > 0:
+        last = line[-1]
+        if isinstance(last, GlyphsSpan) and last and last.ends_with_space:
+            line.cursor -= last.space.width
+            line.pop()
+        else:
+            break
+    extra = line.width - line.cursor
+    if extra <= 1e-3:
+        return True
+    flat = []
+    spaces = 0
+    for part in line:
+        if not isinstance(part, GlyphsSpan):
+            flat.append(None)  # inline flowable: no gap across it
+            continue
+        space = part.space
+        for glyph in list.__iter__(part):
+            if glyph is space:
+                spaces += 1
+                flat.append(None)
+            elif glyph.char in ("\t", "\n"):
+                flat.append(None)
+            else:
+                flat.append(glyph)
+    gaps = []
+    for a, b in zip(flat, flat[1:]):
+        if a is not None and b is not None and (is_cjk(a.char[-1]) or is_cjk(b.char[0])):
+            gaps.append((a, b))
+    em = next((g.width for g in flat if g is not None and is_cjk(g.char[-1])), None)
+    total = 0.0
+    if gaps:
+        per_unit = extra / (len(gaps) + spaces)
+        for a, b in gaps:
+            gap_em = a.width if is_cjk(a.char[-1]) else b.width  # a full-width glyph is 1 em wide
+            add = min(per_unit, CJK_GAP_MAX_EM * gap_em)
+            a.width += add
+            total += add
+        line.cursor += total
+    if em is None:
+        return True  # no CJK: plain Latin justification
+    rest = extra - total
+    return rest <= 1e-3 or (spaces > 0 and rest / spaces <= MAX_SPACE_STRETCH_EM * em)
+
+
+def _patch_cjk_justify() -> None:
+    from rinoh.paragraph import Line, TextAlign
+
+    original = Line.typeset
+
+    def typeset(self, container, text_align, last_line=False):
+        if text_align == TextAlign.JUSTIFY and not last_line and not self._current_tab:
+            if not spread_cjk(self):
+                text_align = "left"
+        return original(self, container, text_align, last_line)
+
+    typeset.__wrapped__ = original
+    Line.typeset = typeset
+
+
+# -- zwsp-cheap ---------------------------------------------------------------------------------
+
+
+def _patch_zwsp() -> None:
+    from rinoh.paragraph import GlyphsSpan, SpecialCharacter, ZeroWidthSpace
+
+    cache: dict[int, tuple[object, object]] = {}
+
+    def __init__(self, span, chars_to_glyphs):
+        # one shared, empty GlyphsSpan per (span, glyph function): it is never mutated
+        # (no glyphs, no spaces to widen), so sharing it is safe
+        key = id(chars_to_glyphs)
+        hit = cache.get(key)
+        if hit is None or hit[0] is not chars_to_glyphs:
+            if len(cache) > 4096:
+                cache.clear()
+            hit = (chars_to_glyphs, GlyphsSpan(span, chars_to_glyphs))
+            cache[key] = hit
+        self.glyphs_span = hit[1]
+
+    ZeroWidthSpace.__init__ = __init__
+    ZeroWidthSpace.__doc__ = (SpecialCharacter.__doc__ or "") + " (vllm_book: shared empty span)"
+
+
+# -- style-log ----------------------------------------------------------------------------------
+
+
+def _patch_style_log() -> None:
+    if os.environ.get("VLLM_BOOK_RINOH_STYLELOG") == "1":
+        return
+    from rinoh.style import StyleLog
+
+    StyleLog.log_styled = lambda self, *args, **kwargs: None
+    StyleLog.write_log = lambda self, *args, **kwargs: None
+
+
+# -- font-cache ---------------------------------------------------------------------------------
+
+
+def _patch_font_cache() -> None:
+    from rinoh.text import SingleStyledTextBase
+
+    original = SingleStyledTextBase.font
+
+    def font(self, container):
+        document = container.document
+        try:
+            cached = self.__dict__["_vllm_book_font"]
+            if cached[0] is document:
+                return cached[1]
+        except KeyError:
+            pass
+        result = original(self, container)
+        self.__dict__["_vllm_book_font"] = (document, result)
+        return result
+
+    font.__wrapped__ = original
+    SingleStyledTextBase.font = font
+
+
+# -- tounicode ---------------------------------------------------------------------------------
+
+
+def _patch_tounicode() -> None:
+    from rinoh.backend.pdf import cos
+
+    original = cos.ToUnicode.__init__
+
+    def __init__(self, mapping, filter=None):
+        # the original inverts code point → glyph keeping the *last* code point per glyph;
+        # feed it in descending order so the lowest one wins ('-' over U+2011, ' ' over U+00A0)
+        return original(self, dict(sorted(mapping.items(), reverse=True)), filter=filter)
+
+    __init__.__wrapped__ = original
+    cos.ToUnicode.__init__ = __init__
+
+
+# -- lexer-filters ------------------------------------------------------------------------------
+
+
+def _patch_highlight() -> None:
+    import copy
+
+    from rinoh import highlight
+
+    original = highlight.highlight_block
+
+    def highlight_block(language, text, lexer_getter):
+        get_lexer = lexer_getter or (lambda text, lang: highlight.get_lexer_by_name(lang))
+
+        def fresh_filters(text, lang):
+            base = get_lexer(text, lang)
+            lexer = copy.copy(base)
+            lexer.filters = list(base.filters)  # the original appends 'tokenmerge' to this copy only
+            return lexer
+
+        return original(language, text, fresh_filters)
+
+    highlight_block.__wrapped__ = original
+    highlight.highlight_block = highlight_block
+
+
+# -- container-document -------------------------------------------------------------------------
+
+
+def _patch_container_document() -> None:
+    from rinoh.layout import Container
+
+    original = Container.document
+
+    def document(self):
+        # a container never moves to another document: walk the parent chain once
+        try:
+            return self.__dict__["_vllm_book_document"]
+        except KeyError:
+            result = self.__dict__["_vllm_book_document"] = original.fget(self)
+            return result
+
+    Container.document = property(document, doc=original.__doc__)
+
+
+# -- style-cache --------------------------------------------------------------------------------
+
+
+def _patch_style_cache() -> None:
+    from rinoh.style import Styled
+
+    original = Styled.get_style
+
+    def get_style(self, attribute, container):
+        # the value depends on the document only (the original reads container.document);
+        # rinohtype memoises per *container*, so every new page/line container misses
+        document = container.document
+        cache = self.__dict__.get("_vllm_book_styles")
+        if cache is None:
+            cache = self.__dict__["_vllm_book_styles"] = {}
+        hit = cache.get(attribute)
+        if hit is not None and hit[0] is document:
+            return hit[1]
+        value = self.get_config_value(attribute, document)
+        cache[attribute] = (document, value)
+        return value
+
+    get_style.__wrapped__ = original
+    Styled.get_style = get_style
+
+
+# -- max-passes ---------------------------------------------------------------------------------
+
+#: rendering passes before giving up on convergence (the first pass after a layout change
+#: fills in page numbers, the second confirms them; more means the layout oscillates)
+MAX_PASSES = 3
+
+
+def _patch_max_passes() -> None:
+    from rinoh.document import Document
+
+    original = Document._render_pages
+
+    def _render_pages(self):
+        passes = self.__dict__.get("_vllm_book_passes", 0) + 1
+        self.__dict__["_vllm_book_passes"] = passes
+        t0 = time.perf_counter()
+        result = original(self)
+        print(f"[vllm_book] rendering pass {passes}: {len(self.backend_document.pages)} pages, "
+              f"{time.perf_counter() - t0:.1f}s", flush=True)
+        if passes >= MAX_PASSES:
+            self._single_pass = True  # rinohtype's own switch: stop after this pass
+        return result
+
+    _render_pages.__wrapped__ = original
+    Document._render_pages = _render_pages
+
+
+# -- table-guard --------------------------------------------------------------------------------
+
+
+class TableTooTall(ExtensionError):
+    """A table row does not fit on an empty page: rinohtype would retry forever."""
+
+
+def _patch_table_guard() -> None:
+    from rinoh.layout import EndOfContainer
+    from rinoh.table import Table
+
+    original = Table.render
+
+    def render(self, container, last_descender, state, space_below=0, **kwargs):
+        start = state.body_row_index
+        t0 = time.perf_counter()
+        try:
+            return original(self, container, last_descender, state, space_below=space_below, **kwargs)
+        except EndOfContainer as eoc:
+            stuck = self.__dict__.setdefault("_vllm_book_stuck", {})
+            progressed = getattr(eoc.flowable_state, "body_row_index", start) != start
+            if progressed:
+                stuck.clear()
+            else:
+                stuck[start] = stuck.get(start, 0) + 1
+                if stuck[start] >= 3:  # three fresh pages in a row without placing a row
+                    where = _location(self)
+                    raise TableTooTall(
+                        f"{where}: table row {start + 1} is taller than a page of the PDF; rinohtype cannot "
+                        "split a row. Shorten the cells, split the row, or give the table fewer/wider "
+                        "columns (e.g. move long text out of the table)") from None
+            raise
+        finally:
+            if os.environ.get("VLLM_BOOK_DEBUG_TABLES"):
+                print(f"[vllm_book] table {_location(self)} rows {start}+: {time.perf_counter() - t0:.2f}s",
+                      flush=True)
+
+    render.__wrapped__ = original
+    Table.render = render
+
+
+def _location(flowable) -> str:
+    source = getattr(flowable, "source", None)
+    try:
+        path, line, _tag = source.location
+        return f"{path}:{line}" if line else str(path)
+    except (AttributeError, ValueError, TypeError):
+        return "a table"
+
+
+# -- progress -----------------------------------------------------------------------------------
+
+
+def _patch_progress() -> None:
+    from rinoh.document import Document
+
+    Document.progress = lambda self, flowable, container: None
+
+
+# -- registry -----------------------------------------------------------------------------------
+
+
+def register_typeface(name: str, typeface) -> None:
+    """Register (or replace) a typeface under *name* in rinohtype's dynamic registry."""
+    from rinoh import resource
+
+    registry = resource._DISTRIBUTION._typefaces
+    registry.pop(name, None)
+    resource._DISTRIBUTION.register_typeface(name, typeface)

@@ -1,0 +1,206 @@
+"""EPUB and PDF editions (vllm_book.formats): one small Chinese book built with both builders.
+
+Needs Debian's chromium + the pinned mermaid-cli (``make node-tools``), epubcheck (Java) and
+poppler-utils.  Without them the module is skipped — except under CI (``CI=true``), where a
+missing tool is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from docutils import nodes
+from docutils.utils import new_document
+from docutils.frontend import get_default_settings
+from docutils.parsers.rst import Parser
+
+from vllm_book.formats import rinoh_cjk
+from vllm_book.formats.mermaid_offline import MermaidError
+from vllm_book.pin import load_pin
+
+REPO = Path(__file__).resolve().parents[2]
+EPUBCHECK = Path("/usr/share/java/epubcheck.jar")
+CACHE = REPO / "_build" / ".cache-tests"
+PARAGRAPH = ("调度器在每一步推理开始之前决定哪些请求进入本轮批次，以及每个请求本轮可以处理多少个令牌。"
+             "它先照顾已经在运行的请求，再从等待队列里按策略挑选新请求，直到令牌预算或者序列上限被用完为止；"
+             "这个过程既要保证首个令牌尽快返回，又要让显存里的键值缓存不被撑爆，所以每一个判断都和吞吐、"
+             "延迟以及公平性直接相关。")
+
+
+def _missing_tools() -> list[str]:
+    missing = []
+    if not (REPO / "node_modules" / ".bin" / "mmdc").is_file():
+        missing.append("mermaid-cli (make node-tools)")
+    if not any(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")):
+        missing.append("chromium")
+    if not EPUBCHECK.is_file() or not shutil.which("java"):
+        missing.append("epubcheck")
+    for tool in ("pdftotext", "pdffonts"):
+        if not shutil.which(tool):
+            missing.append(f"{tool} (poppler-utils)")
+    return missing
+
+
+_MISSING = _missing_tools()
+if _MISSING and os.environ.get("CI") != "true":
+    pytest.skip(f"EPUB/PDF tools missing: {', '.join(_MISSING)}", allow_module_level=True)
+
+
+def _overrides(rootdir: Path) -> dict[str, str]:
+    return {"vllm_book_src_root": str(rootdir / "fake-vllm"), "vllm_book_cache_dir": str(CACHE)}
+
+
+@pytest.fixture(scope="module")
+def epub(build_root, rootdir):
+    assert not _MISSING, f"missing tools: {_MISSING}"
+    return build_root("formats", "epub", **_overrides(rootdir))
+
+
+@pytest.fixture(scope="module")
+def pdf(build_root, rootdir):
+    assert not _MISSING, f"missing tools: {_MISSING}"
+    app = build_root("formats", "rinoh", **_overrides(rootdir))
+    return app, app.outdir / "formats-test.pdf"
+
+
+def _run(*cmd: str) -> str:
+    return subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=120).stdout
+
+
+# -- EPUB ----------------------------------------------------------------------------------------
+
+
+def test_epubcheck_is_clean(epub):
+    book = epub.outdir / "formats-test.epub"
+    proc = subprocess.run(["java", "-jar", str(EPUBCHECK), str(book)], capture_output=True, text=True, timeout=180)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "No errors or warnings detected" in out, out
+    assert not _real_warnings(epub)
+
+
+def test_epub_metadata_cover_and_language(epub):
+    opf = (epub.outdir / "content.opf").read_text()
+    assert "<dc:language>zh-CN</dc:language>" in opf
+    assert 'properties="cover-image"' in opf
+    cover = (epub.outdir / "_static" / "vllm-book-cover.svg").read_text()
+    assert load_pin().commit[:20] in cover and "格式测试手册" in cover
+    page = (epub.outdir / "01-part" / "01-chapter.xhtml").read_text()
+    assert 'xml:lang="zh-CN"' in page
+    assert not list(epub.outdir.rglob("*.mjs")) and not list(epub.outdir.rglob("*.js"))
+
+
+def test_epub_content(epub):
+    page = (epub.outdir / "01-part" / "01-chapter.xhtml").read_text()
+    assert 'class="chapter-card' in page and "谁该读这一篇" in page
+    imgs = re.findall(r'<img[^>]+src="([^"]+\.png)"', page)
+    assert imgs, "the Mermaid diagram is a PNG"
+    assert (epub.outdir / "01-part" / imgs[0]).resolve().is_file()
+    assert 'class="highlight' in page and '<span class="k">def</span>' in page  # highlighted code
+    assert "<math" in page  # MathML, no JavaScript
+    assert "scheduler.py:24–35" in page and "https://book.example/zh-cn/latest/_src/" in page
+    assert 'href="#formats-chapter"' in page or 'href="../index.xhtml' in page or "<a " in page
+    index = (epub.outdir / "vllm-book-source-index.xhtml").read_text()
+    assert "Scheduler.schedule" in index and "01-part/01-chapter.xhtml#src-" in index
+    nav = (epub.outdir / "nav.xhtml").read_text()
+    assert "源码索引" in nav
+
+
+# -- PDF -----------------------------------------------------------------------------------------
+
+
+def test_pdf_text_is_clean_chinese(pdf):
+    app, path = pdf
+    assert path.is_file()
+    text = _run("pdftotext", "-enc", "UTF-8", str(path), "-")
+    assert "\u200b" not in text and "\u2011" not in text and "\u00a0" not in text
+    flat = re.sub(r"\s+", "", text)
+    assert PARAGRAPH in flat, "the paragraph survives copy/paste: no inserted spaces or lost characters"
+    for label in ("目录", "第一部分", "第 1 章".replace(" ", ""), "源码索引", "备注", load_pin().commit):
+        assert label.replace(" ", "") in flat, label
+    assert "scheduler.py:24–35" in text  # the anchor shows path:start–end
+    assert "def schedule(self) -> list[str]:" in text  # code copies as typed
+
+
+def test_pdf_fonts_are_embedded_subsets(pdf):
+    _, path = pdf
+    rows = [ln.split() for ln in _run("pdffonts", str(path)).splitlines()[2:]]
+    cjk = [r for r in rows if "CJK" in r[0]]
+    assert {r[0].split("+")[1].split("-")[0] for r in cjk} >= {"NotoSerifCJKsc", "NotoSansCJKsc"}
+    for r in cjk:
+        assert re.fullmatch(r"[A-Z]{6}\+.+", r[0]), r
+        emb, sub = r[-5], r[-4]
+        assert (emb, sub) == ("yes", "yes"), r
+    assert path.stat().st_size < 2_000_000
+
+
+def test_pdf_diagram_is_vector_image_and_has_bookmarks(pdf):
+    _, path = pdf
+    data = path.read_bytes()
+    assert b"/Subtype /Form" in data  # the mermaid-cli PDF, placed as a form XObject
+    assert b"/Outlines" in data
+    text = _run("pdftotext", "-enc", "UTF-8", str(path), "-")
+    assert "预算够吗" in text  # the diagram's text (vector, not pixels)
+
+
+def _real_warnings(app) -> list[str]:
+    # a second Sphinx app in one process re-registers docutils nodes: not ours to report
+    return [w for w in app.warning.getvalue().splitlines() if w.strip() and "is already registered" not in w]
+
+
+def test_pdf_warning_free(pdf):
+    app, _ = pdf
+    assert not _real_warnings(app)
+
+
+# -- failures ------------------------------------------------------------------------------------
+
+
+def test_broken_diagram_names_file_and_line(build_root):
+    assert not _MISSING, f"missing tools: {_MISSING}"
+    with pytest.raises(MermaidError, match=r"index\.md:5: Mermaid diagram does not parse: .*Parse error"):
+        build_root("formats-broken", "epub", vllm_book_cache_dir=str(CACHE))
+
+
+def test_missing_mermaid_cli_says_how_to_install(build_root):
+    with pytest.raises(MermaidError, match=r"mermaid-cli not found.*make node-tools"):
+        build_root("formats-broken", "rinoh", vllm_book_cache_dir=str(CACHE),
+                   vllm_book_mermaid_cli="/nonexistent/mmdc")
+
+
+# -- units (no build) ----------------------------------------------------------------------------
+
+
+def _doc(rst: str) -> nodes.document:
+    doc = new_document("test", get_default_settings(Parser))
+    Parser().parse(rst, doc)
+    return doc
+
+
+def test_breaks_respect_kinsoku_and_skip_literals():
+    doc = _doc("标题\n====\n\n调度器（Scheduler）说：“预算，用完。” ``代码里的中文`` 结束。\n")
+    rinoh_cjk.insert_breaks(doc)
+    title = next(iter(doc.findall(nodes.title))).astext()
+    assert "\u200b" not in title
+    para = next(iter(doc.findall(nodes.paragraph)))
+    text = para.astext()
+    z = "\u200b"
+    assert f"调{z}度{z}器" in text
+    assert f"{z}（" in text or "器（" in text
+    assert f"（{z}" not in text  # no break after an opening bracket
+    assert f"{z}，" not in text and f"{z}。" not in text and f"{z}”" not in text  # none before closing punctuation
+    literal = next(iter(doc.findall(nodes.literal))).astext()
+    assert z not in literal
+
+
+def test_break_rules():
+    assert rinoh_cjk.break_allowed("中", "文")
+    assert not rinoh_cjk.break_allowed("中", "，")
+    assert not rinoh_cjk.break_allowed("《", "书")
+    assert not rinoh_cjk.break_allowed("a", "b")
+    assert rinoh_cjk.break_allowed("用", "v")
