@@ -92,7 +92,7 @@ serve: $(PREREQS) ## rebuild on change and serve on http://127.0.0.1:8000
 
 # -- checks -------------------------------------------------------------------
 
-test: $(PREREQS) ## run the test suite (unit, Sphinx test roots, real-book integration)
+test: $(PREREQS) node-tools ## run the test suite (unit, Sphinx test roots, real-book integration)
 	$(PY) -m pytest $(PYTESTOPTS)
 
 validate: $(PREREQS) ## fail-closed gate: pin, anchors, curriculum, reviews, links, diagrams
