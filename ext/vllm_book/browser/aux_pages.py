@@ -18,7 +18,9 @@ from typing import Any
 
 from .. import urls
 from .highlight import attr, esc, style_css
-from .pages import KIND_CODE, STATIC, human_size, page, symbol_targets, write_atomic
+from vllm_book.fsutil import write_atomic
+
+from .pages import KIND_CODE, STATIC, human_size, page, symbol_targets
 
 
 def _counts(fi: Any) -> tuple[int, int]:

@@ -27,7 +27,9 @@ from urllib.parse import quote
 from .. import urls
 from .aux_pages import AuxPages
 from .highlight import HL_VERSION, attr, esc
-from .pages import STATIC, TEMPLATE_DIGEST, FileJob, fragment, render_chunk, symbol_targets, write_atomic
+from vllm_book.fsutil import write_atomic
+
+from .pages import STATIC, TEMPLATE_DIGEST, FileJob, fragment, render_chunk, symbol_targets
 from .spec import Cite, _cite
 
 if TYPE_CHECKING:

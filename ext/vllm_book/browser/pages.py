@@ -17,12 +17,11 @@ even without JS, and the script widens it to the symbol's range.
 
 from __future__ import annotations
 
+
 import dataclasses
 import hashlib
-import os
 import re
 import string
-import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -166,22 +165,6 @@ def outline_html(targets: Sequence[Target]) -> str:
         return "".join(parts)
 
     return walk("", 0)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def page(**kw: str) -> str:

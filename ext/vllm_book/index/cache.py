@@ -23,30 +23,16 @@ rebuilt.
 
 from __future__ import annotations
 
+from vllm_book.fsutil import write_atomic as _atomic_write
+
 import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 KEEP = 2
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _load(path: Path) -> Any:
