@@ -84,6 +84,13 @@ def test_epubcheck_is_clean(epub):
     assert not _real_warnings(epub)
 
 
+def test_epub_rebuild_in_same_outdir_is_clean(epub):
+    epub.build(force_all=True)  # the outdir now holds the previous cover page and .buildinfo
+    book = epub.outdir / "formats-test.epub"
+    proc = subprocess.run(["java", "-jar", str(EPUBCHECK), str(book)], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0 and "No errors or warnings detected" in proc.stdout + proc.stderr, proc.stdout
+
+
 def test_epub_metadata_cover_and_language(epub):
     opf = (epub.outdir / "content.opf").read_text()
     assert "<dc:language>zh-CN</dc:language>" in opf
@@ -136,6 +143,8 @@ def test_pdf_fonts_are_embedded_subsets(pdf):
         assert re.fullmatch(r"[A-Z]{6}\+.+", r[0]), r
         emb, sub = r[-5], r[-4]
         assert (emb, sub) == ("yes", "yes"), r
+    assert all(r[-5] == "yes" for r in rows), rows  # nothing falls back to a base-14 font
+    assert any("DejaVuSerif" in r[0] for r in rows)  # x₁: Noto CJK lacks subscripts, the fallback face has them
     assert path.stat().st_size < 2_000_000
 
 
@@ -204,3 +213,35 @@ def test_break_rules():
     assert not rinoh_cjk.break_allowed("《", "书")
     assert not rinoh_cjk.break_allowed("a", "b")
     assert rinoh_cjk.break_allowed("用", "v")
+
+
+def _table(rows: list[list[str]]) -> nodes.document:
+    doc = _doc("x\n")
+    tgroup = nodes.tgroup(cols=len(rows[0]))
+    tgroup += [nodes.colspec(colwidth=1) for _ in rows[0]]
+    body = nodes.tbody()
+    for cells in rows:
+        row = nodes.row()
+        for text in cells:
+            para = nodes.paragraph()
+            for i, part in enumerate(text.split("`")):
+                para += nodes.literal(part, part) if i % 2 else nodes.Text(part)
+            row += nodes.entry("", para)
+        body += row
+    tgroup += body
+    doc += nodes.table("", tgroup)
+    return doc
+
+
+def test_wide_tables_get_explicit_column_widths():
+    from vllm_book.formats.rinoh_builder import size_tables
+
+    doc = _table([["`VLLM_ENABLE_V1_MULTIPROCESSING=0` 很长很长很长很长很长很长很长的说明文字",
+                   "1（`InprocClient`，引擎核心同进程）", "合计"]])
+    assert size_tables(doc) == 1
+    table = next(iter(doc.findall(nodes.table)))
+    widths = [c["colwidth"] for c in table.findall(nodes.colspec)]
+    assert "colwidths-given" in table["classes"] and table["width"] == "100%"
+    assert min(widths) >= 0.05 * sum(widths)  # no column squeezed to nothing
+    narrow = _table([["短", "表"]])
+    assert size_tables(narrow) == 0  # tables that fit keep rinohtype's own sizing

@@ -123,6 +123,10 @@ class BookEpubBuilder(Epub3Builder):
                              "text": html.escape(title)})
 
     def build_content(self) -> None:
+        # leftovers of the previous build in the same outdir: Sphinx would list the old cover
+        # page in the spine twice (it is regenerated below) and warn about .buildinfo.bak
+        for stale in (self.coverpage_name, ".buildinfo.bak"):
+            (self.outdir / stale).unlink(missing_ok=True)
         own_cover = not self.config.epub_cover
         if own_cover:
             self.config.epub_cover = (COVER, "epub-cover.html")  # restored below; never pickled
@@ -132,6 +136,13 @@ class BookEpubBuilder(Epub3Builder):
             if own_cover:
                 self.config.epub_cover = ()
         self._declare_properties()
+
+    def build_toc(self) -> None:
+        # Sphinx counts navPoints from init(): a second build with the same builder
+        # (sphinx-autobuild, tests) would start toc.ncx at playOrder n+1
+        self.playorder = 0
+        self.tocid = 0
+        super().build_toc()
 
     def _declare_properties(self) -> None:
         """content.opf: ``properties="mathml"`` on pages with MathML; ``cover-image`` on our cover."""

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: bump when the subsetting recipe changes (invalidates the cache)
-RECIPE = 4
+RECIPE = 5
 
 #: role → (collection file, full name of the face inside it)
 FACES: dict[str, tuple[str, str]] = {
@@ -55,7 +55,12 @@ TYPEFACES: dict[str, tuple[str, str]] = {
     "Book Serif CJK": ("serif", "serif-bold"),
     "Book Sans CJK": ("sans", "sans-bold"),
     "Book Mono CJK": ("mono", "mono-bold"),
+    "Book Fallback": ("fallback", "fallback"),
 }
+
+#: characters Noto CJK lacks (subscript digits, some math and arrows) come from DejaVu Serif,
+#: which rinohtype itself installs (rinoh-typeface-dejavuserif); TrueType, subset the same way
+FALLBACK_FILE = ("rinoh_typeface_dejavuserif", "DejaVuSerif.ttf")
 
 FONT_DIRS = (
     "/usr/share/fonts/opentype/noto",       # Debian / Ubuntu fonts-noto-cjk
@@ -87,9 +92,10 @@ class FontError(RuntimeError):
 @dataclass(frozen=True)
 class PreparedFonts:
     directory: Path
-    files: dict[str, Path]  # role → .otf
+    files: dict[str, Path]  # role → .otf / .ttf
     key: str
     chars: int
+    fallback_chars: frozenset[str] = frozenset()
 
 
 def _fc_list_files() -> list[Path]:
@@ -119,6 +125,45 @@ def find_collections(extra_dirs: tuple[str, ...] = ()) -> dict[str, Path]:
         raise FontError(f"the PDF needs the Noto CJK fonts ({', '.join(missing)} not found in "
                         f"{', '.join(FONT_DIRS)} or by fc-list); {INSTALL_HINT}")
     return found
+
+
+def fallback_font() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(FALLBACK_FILE[0])
+    if spec is None or not spec.submodule_search_locations:
+        raise FontError(f"{FALLBACK_FILE[0]} is not installed (it comes with rinohtype); reinstall rinohtype")
+    return Path(list(spec.submodule_search_locations)[0]) / FALLBACK_FILE[1]
+
+
+def _prepare_fallback(chars: str, key: str, dest: str) -> list[str]:
+    """Subset DejaVu Serif to the characters Noto CJK SC does not have; returns them."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    font = TTFont(str(fallback_font()))
+    cmap = font.getBestCmap()
+    noto = _load_face(find_collections()[FACES["serif"][0]], FACES["serif"][1]).getBestCmap()
+    wanted = [c for c in chars if ord(c) in cmap and ord(c) not in noto and not c.isspace() and c != "\u200b"]
+    opts = subset.Options()
+    opts.layout_features = ["kern", "liga"]
+    opts.name_IDs = [0, 1, 2, 3, 4, 5, 6]
+    opts.name_languages = [0x409]
+    opts.notdef_outline = True
+    opts.hinting = False
+    subsetter = subset.Subsetter(opts)
+    subsetter.populate(text=" " + "".join(wanted))
+    subsetter.subset(font)
+    font["cmap"].tables = [t for t in font["cmap"].tables if t.format != 14]
+    _fix_layout_tables(font)
+    tag = _subset_tag(key, "fallback")
+    for rec in font["name"].names:
+        if rec.nameID == 6:
+            rec.string = f"{tag}+{rec.toUnicode().split('+')[-1]}"
+    out = Path(dest) / "fallback.ttf"
+    font.save(str(out.with_suffix(".tmp")))
+    os.replace(out.with_suffix(".tmp"), out)
+    return wanted
 
 
 def charset_key(chars: set[str], collections: dict[str, Path]) -> str:
@@ -242,9 +287,11 @@ def prepare(chars: set[str] | str, cache_dir: Path, keep: int = 3, jobs: int | N
     dest = root / key
     manifest = dest / "fonts.json"
     files = {role: dest / f"{role}.otf" for role in FACES}
+    files["fallback"] = dest / "fallback.ttf"
     if manifest.is_file() and all(p.is_file() for p in files.values()):
         os.utime(dest)
-        return PreparedFonts(dest, files, key, len(charset))
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        return PreparedFonts(dest, files, key, len(charset), frozenset(data.get("fallback", "")))
     dest.mkdir(parents=True, exist_ok=True)
     text = "".join(sorted(charset))
     if log:
@@ -257,10 +304,11 @@ def prepare(chars: set[str] | str, cache_dir: Path, keep: int = 3, jobs: int | N
     else:
         for a in args:
             _prepare_one(*a)
-    manifest.write_text(json.dumps({"recipe": RECIPE, "chars": len(charset),
+    fallback = _prepare_fallback(text, key, str(dest))
+    manifest.write_text(json.dumps({"recipe": RECIPE, "chars": len(charset), "fallback": "".join(fallback),
                                     "faces": {r: FACES[r][1] for r in FACES}}, ensure_ascii=False))
     _prune(root, keep)
-    return PreparedFonts(dest, files, key, len(charset))
+    return PreparedFonts(dest, files, key, len(charset), frozenset(fallback))
 
 
 def _prune(root: Path, keep: int) -> None:

@@ -25,6 +25,7 @@ that builder is in use) changes four things and leaves rendering to rinohtype:
 from __future__ import annotations
 
 import datetime
+import re
 import shutil
 import time
 import warnings
@@ -54,6 +55,7 @@ LABELS = {
 CN_DIGITS = "零一二三四五六七八九"
 #: rinohtype warnings about layout (an unbreakable literal, a wide table): reported, not fatal;
 #: every other rinohtype warning (missing glyph, unknown style, …) is a Sphinx warning
+MISSING_GLYPH = re.compile(r"does not contain glyph for unicode index 0x([0-9a-fA-F]+)")
 LAYOUT_NOTES = ("too long to fit", "too wide to fit", "Tab space exceeded", "Tab did not fall")
 
 
@@ -205,6 +207,99 @@ def next_appendix_label(config: Config, counts: dict[str, int]) -> str:
     return labels(config)["appendix"].format(n=chr(ord("A") + counts["appendices"] - 1))
 
 
+# -- tables -------------------------------------------------------------------------------------
+
+#: the text width in "half-ems" of the 9 pt table text (415 pt / 4.5 pt)
+TABLE_UNITS = 92
+
+
+def _units(text: str) -> int:
+    """Display width in half-ems: CJK characters count 2, others 1."""
+    from .rinoh_patches import is_cjk
+
+    return round(sum(2 if is_cjk(c) else 1.15 for c in text))
+
+
+def _unbreakable(entry: nodes.Element) -> int:
+    """Half-ems of the widest piece that cannot wrap: an inline literal (monospace
+    glyphs are ~1.2 half-ems wide; rinohtype breaks only after ``/``) or a Latin word."""
+    from .rinoh_patches import is_cjk
+
+    widest = 0
+    for lit in entry.findall(nodes.literal):
+        for piece in lit.astext().split("/"):
+            widest = max(widest, round(sum(2 if is_cjk(c) else 1.25 for c in piece)))
+    for t in entry.findall(nodes.Text):
+        if isinstance(t.parent, nodes.literal):
+            continue
+        word = 0
+        for c in str(t):
+            word = 0 if (c.isspace() or is_cjk(c) or c in "/\u200b") else word + 1.15
+            widest = max(widest, round(word))
+    return widest
+
+
+def size_tables(tree: nodes.document) -> int:
+    """Give wide tables explicit relative column widths (and the full text width).
+
+    rinohtype's automatic sizing of a table wider than the page can shrink a
+    column to ~1 pt (one character per line, rows taller than the page).  Here
+    every column first gets its minimum — its widest unbreakable piece, and its
+    header up to six CJK characters — and the rest of the width is shared in
+    proportion to how much longer each column's longest cell is.
+    """
+    sized = 0
+    for table in tree.findall(nodes.table):
+        if "colwidths-given" in table.get("classes", ()):
+            continue
+        tgroup = next(iter(table.findall(nodes.tgroup)), None)
+        if tgroup is None:
+            continue
+        colspecs = [c for c in tgroup.children if isinstance(c, nodes.colspec)]
+        n = len(colspecs)
+        if not n:
+            continue
+        content = [4] * n
+        minimum = [4] * n
+        for row in tgroup.findall(nodes.row):
+            in_head = isinstance(row.parent, nodes.thead)
+            col = 0
+            for entry in row.children:
+                if col >= n:
+                    break
+                span = entry.get("morecols", 0) + 1
+                if span == 1:
+                    units = _units(entry.astext())
+                    content[col] = max(content[col], min(units, 80))
+                    minimum[col] = max(minimum[col], min(_unbreakable(entry), 48), min(units, 12) if in_head else 0)
+                col += span
+        pad = 3  # cell margins and padding (10 pt), in half-ems
+        natural = sum(content) + pad * n
+        if natural <= TABLE_UNITS * 0.9:
+            continue  # fits as it is: rinohtype's own sizing is fine
+        base = [m + pad for m in minimum]
+        if sum(base) > TABLE_UNITS:
+            # too wide even at the minimums: cap the widest columns (water-filling), so the
+            # narrow ones keep their width and only the widest literal overflows
+            lo, hi = 0.0, float(max(base))
+            for _ in range(40):
+                cap = (lo + hi) / 2
+                lo, hi = (cap, hi) if sum(min(b, cap) for b in base) < TABLE_UNITS else (lo, cap)
+            base = [min(b, lo) for b in base]
+        extra = TABLE_UNITS - sum(base)
+        want = [max(0, c - m) for c, m in zip(content, minimum)]
+        if extra > 0 and sum(want):
+            weights = [b + extra * w / sum(want) for b, w in zip(base, want)]
+        else:
+            weights = base
+        for colspec, weight in zip(colspecs, weights):
+            colspec["colwidth"] = max(1, round(10 * weight))
+        table["classes"].append("colwidths-given")
+        table["width"] = "100%"
+        sized += 1
+    return sized
+
+
 # -- nodes rinohtype cannot render -------------------------------------------------------------
 
 
@@ -245,7 +340,8 @@ def _alias_styles(typeface) -> None:
 
     for width, slants in typeface.items():
         upright = slants[FontSlant.UPRIGHT]
-        regular, bold = upright[FontWeight.REGULAR], upright[FontWeight.BOLD]
+        regular = upright[FontWeight.REGULAR]
+        bold = upright.get(FontWeight.BOLD, regular)
         weights = {w: (bold if w >= 600 else regular) for w in FontWeight.values}
         for slant in FontSlant.values:
             slants[slant] = dict(weights)
@@ -272,6 +368,7 @@ class BookRinohBuilder(RinohBuilder):
 
         source_index.append_to_pdf(self, tree, counts)
         plain_nodes(tree)
+        size_tables(tree)
         breaks = rinoh_cjk.insert_breaks(tree)
         self._counts = counts
         self._tree_chars = rinoh_cjk.text_chars(tree)
@@ -316,10 +413,13 @@ class BookRinohBuilder(RinohBuilder):
 
             raise ExtensionError(str(exc)) from None
         for name, (regular, bold) in fonts.TYPEFACES.items():
-            typeface = Typeface(name, OpenTypeFont(str(prepared.files[regular])),
-                                OpenTypeFont(str(prepared.files[bold])))
+            fonts_ = [OpenTypeFont(str(prepared.files[regular]))]
+            if bold != regular:
+                fonts_.append(OpenTypeFont(str(prepared.files[bold])))
+            typeface = Typeface(name, *fonts_)
             _alias_styles(typeface)
             rinoh_patches.register_typeface(name, typeface)
+        self._fallback_chars = prepared.fallback_chars
         self._timings["fonts"] = time.perf_counter() - t0
 
     def construct_rinohtype_document(self, document_data):
@@ -334,7 +434,7 @@ class BookRinohBuilder(RinohBuilder):
         target = data["target"]
         outfile = Path(self.outdir) / f"{target}.pdf"
         rtc = Path(self.outdir) / f"{target}.rtc"
-        cached_rtc = cache_root(app_of(self.env)) / "rinoh" / f"{target}.rtc"
+        cached_rtc = cache_root(app_of(self.env)) / "rinoh" / f"{target}-{self.config.language or 'xx'}.rtc"
         if not rtc.is_file() and cached_rtc.is_file():
             shutil.copyfile(cached_rtc, rtc)  # page references of the last build: often one pass suffices
         t0 = time.perf_counter()
@@ -351,8 +451,11 @@ class BookRinohBuilder(RinohBuilder):
             if msg in seen:
                 continue
             seen.add(msg)
+            missing = MISSING_GLYPH.search(msg)
             if any(k in msg for k in LAYOUT_NOTES):
                 layout.append(msg)
+            elif missing and chr(int(missing.group(1), 16)) in getattr(self, "_fallback_chars", ()):
+                continue  # Noto CJK lacks it, the fallback face (DejaVu Serif) has it
             else:
                 logger.warning(f"rinohtype: {msg}", type="vllm_book", subtype="pdf")
         if layout:

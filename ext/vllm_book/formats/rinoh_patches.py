@@ -27,7 +27,11 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     Each U+200B break opportunity (inserted between CJK characters by
     :mod:`.rinoh_cjk`) becomes a ``ZeroWidthSpace`` line part whose
     ``GlyphsSpan`` looks up the space glyph and its kerning again.  The patched
-    constructor reuses one empty span per text span.
+    constructor reuses one empty span per text span.  It also makes a U+200B
+    behave like a space at the start of a line (dropped): rinohtype appends it
+    there as an empty part, and when the next word does not fit it restores the
+    paragraph to before the U+200B and emits empty lines forever (seen in a
+    table cell narrower than one character).
 
 ``style-log``
     ``rinoh.style.StyleLog`` records every placed element and writes a
@@ -225,7 +229,7 @@ def _patch_cjk_justify() -> None:
 
 
 def _patch_zwsp() -> None:
-    from rinoh.paragraph import GlyphsSpan, SpecialCharacter, ZeroWidthSpace
+    from rinoh.paragraph import GlyphsSpan, SpaceException, SpecialCharacter, ZeroWidthSpace
 
     cache: dict[int, tuple[object, object]] = {}
 
@@ -241,8 +245,16 @@ def _patch_zwsp() -> None:
             cache[key] = hit
         self.glyphs_span = hit[1]
 
+    def __getitem__(self, index):
+        # behave like a space at the start of a line: Line.append_word drops it there.
+        # Appended to an empty line, the original makes the line "non-empty" with
+        # nothing in it; a following word that does not fit then restores the
+        # paragraph state to before the ZWSP and typesets an empty line — forever.
+        raise SpaceException
+
     ZeroWidthSpace.__init__ = __init__
-    ZeroWidthSpace.__doc__ = (SpecialCharacter.__doc__ or "") + " (vllm_book: shared empty span)"
+    ZeroWidthSpace.__getitem__ = __getitem__
+    ZeroWidthSpace.__doc__ = (SpecialCharacter.__doc__ or "") + " (vllm_book: shared empty span, dropped at line start)"
 
 
 # -- style-log ----------------------------------------------------------------------------------

@@ -30,6 +30,11 @@ INTRO = {
           "citing it. Line numbers link to the online source browser.",
 }
 WHOLE_FILE = {"zh": "（整个文件）", "en": "(whole file)"}
+WHOLE_DIR = {"zh": "（整个目录）", "en": "(whole directory)"}
+
+
+def _whole(path: str, lang: str) -> str:
+    return (WHOLE_DIR if path.endswith("/") else WHOLE_FILE)[lang]
 TIMES = {"zh": "（{n} 处）", "en": " ({n}×)"}
 
 
@@ -133,7 +138,7 @@ def append_to_pdf(builder, tree: nodes.document, counts: dict) -> None:
                 para += nodes.Text(" ")
                 para += nodes.reference(sym.lines, sym.lines, refuri=online_url(config, f.path, sym.start, sym.end))
             else:
-                para += nodes.Text(WHOLE_FILE[lang])
+                para += nodes.Text(_whole(f.path, lang))
             para += nodes.Text("：" if lang == "zh" else ": ")
             for i, c in enumerate(sym.cites):
                 if i:
@@ -172,7 +177,7 @@ def epub_page(builder) -> tuple[str, dict] | None:
                 head = (f'<code class="docutils literal notranslate">{e(sym.qualname)}</code> '
                         f'<a href="{e(online_url(config, f.path, sym.start, sym.end))}">{e(sym.lines)}</a>')
             else:
-                head = e(WHOLE_FILE[lang])
+                head = e(_whole(f.path, lang))
             cites = ("；" if lang == "zh" else "; ").join(
                 f'<a href="{e(c.docname + builder.out_suffix)}#{e(c.node_id)}">{e(c.title)}</a>' for c in sym.cites)
             n = getattr(sym, "count", len(sym.cites))
