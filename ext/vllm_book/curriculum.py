@@ -122,13 +122,3 @@ def check(cur: Curriculum, source_dir: Path) -> list[tuple[str, int, str]]:
             problems.append((str(md), 1, f"chapter file {rel} is not listed in {cur.path.name}; add a [[part.chapter]] record"))
     return problems
 
-
-def h1_title(md: Path) -> tuple[str, int] | None:
-    """The first ``# `` heading of a Markdown file and its line."""
-    in_fence = False
-    for i, line in enumerate(md.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-        elif not in_fence and line.startswith("# "):
-            return line[2:].strip(), i
-    return None
