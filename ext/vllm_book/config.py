@@ -26,6 +26,8 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
     ("vllm_book_curriculum", "curriculum.toml", "env", (str,), "the curriculum file, relative to the conf dir"),
     ("vllm_book_mermaid_cli", "", "", (str,), "mermaid-cli for EPUB/PDF diagrams (default <repo>/node_modules/.bin/mmdc)"),
     ("vllm_book_chromium", "", "", (str,), "chromium for mermaid-cli (default: $PUPPETEER_EXECUTABLE_PATH, then chromium on PATH)"),
+    ("vllm_book_mermaid_jobs", 0, "", (int,),
+     "mermaid-cli processes (one browser each) rendering diagrams at once (0 = one per CPU, at most 4)"),
     ("vllm_book_mermaid_scale", 2, "", (int,), "pixel scale of the PNG diagrams of the EPUB"),
     ("vllm_book_review_file", "content-review.toml", "env", (str,),
      "chapter review records (header card 复核 field), relative to vllm_book_repo_root or the source dir"),

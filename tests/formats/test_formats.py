@@ -64,6 +64,8 @@ def epub(build_root, rootdir):
 @pytest.fixture(scope="module")
 def pdf(build_root, rootdir):
     assert not _MISSING, f"missing tools: {_MISSING}"
+    # no page references kept from an earlier build: the build must get them right in one pass
+    shutil.rmtree(CACHE / "rinoh", ignore_errors=True)
     app = build_root("formats", "rinoh", **_overrides(rootdir))
     return app, app.outdir / "formats-test.pdf"
 
@@ -157,6 +159,48 @@ def test_pdf_diagram_is_vector_image_and_has_bookmarks(pdf):
     assert "预算够吗" in text  # the diagram's text (vector, not pixels)
 
 
+def _pages(path: Path) -> list[str]:
+    return _run("pdftotext", "-enc", "UTF-8", "-layout", str(path), "-").split("\f")
+
+
+def test_pdf_renders_once_with_right_toc_and_headers(pdf):
+    """No reference cache (the fixture removed it): the body is rendered before the TOC,
+    so one pass gives the final page numbers; running headers still name the chapter."""
+    app, path = pdf
+    assert app.builder.rendering_passes == 1
+    pages = _pages(path)
+    toc = next(i for i, p in enumerate(pages) if "目录" in p)
+    m = re.search(r"调度器如何组批[ .]*?(\d+)\s*$", pages[toc], re.M)
+    assert m, pages[toc]
+    number = int(m.group(1))
+    # body pages are numbered from 1 after the roman-numbered front matter
+    first_body = next(i for i in range(toc + 1, len(pages)) if re.search(r"^\s*1\s*$", pages[i], re.M))
+    chapter_page = pages[first_body + number - 1]
+    assert "调度器如何组批" in re.sub(r"\s+", "", chapter_page[:300]), chapter_page[:300]
+    # a later page of the chapter carries it in its running header (right pages) or the book title (left)
+    later = pages[first_body + number: first_body + number + 2]
+    assert any("调度器如何组批" in p.splitlines()[0] or "格式测试手册" in p.splitlines()[0] for p in later if p.strip())
+
+
+def test_pdf_long_literal_breaks_and_copies_intact(pdf):
+    """An identifier longer than a line is broken (at ``.``/``_``), not run into the margin,
+    and copies out of the PDF without inserted characters."""
+    _, path = pdf
+    ident = "VllmConfig._is_default_v2_model_runner_model.with_an_even_longer_attribute_chain_for_the_line_break_test"
+    text = _run("pdftotext", "-enc", "UTF-8", str(path), "-")
+    assert ident in re.sub(r"\s+", "", text)
+    assert not any(ident in line for line in text.splitlines()), "the identifier was not broken"
+
+
+def test_literal_breaks_unit():
+    z = "\u200b"
+    doc = _doc("前 ``VllmConfig._is_default_v2_model_runner_model`` 与 ``short_name`` 后\n")
+    assert rinoh_cjk.insert_literal_breaks(doc) > 0
+    long_, short = [n.astext() for n in doc.findall(nodes.literal)]
+    assert long_.replace(z, "") == "VllmConfig._is_default_v2_model_runner_model"
+    assert f"_{z}is" in long_ and z not in short
+
+
 def _real_warnings(app) -> list[str]:
     # a second Sphinx app in one process re-registers docutils nodes: not ours to report
     return [w for w in app.warning.getvalue().splitlines() if w.strip() and "is already registered" not in w]
@@ -245,3 +289,64 @@ def test_wide_tables_get_explicit_column_widths():
     assert min(widths) >= 0.05 * sum(widths)  # no column squeezed to nothing
     narrow = _table([["短", "表"]])
     assert size_tables(narrow) == 0  # tables that fit keep rinohtype's own sizing
+
+
+# -- parallel diagram rendering (a stand-in mmdc: no browser needed) ------------------------------
+
+FAKE_MMDC = '''#!/usr/bin/env python3
+import re, sys, time
+args = sys.argv[1:]
+src = open(args[args.index("-i") + 1], encoding="utf-8").read()
+fmt = args[args.index("-e") + 1]
+blocks = re.findall(r"```mermaid\\n(.*?)```", src, re.S)
+open("pid-" + str(__import__("os").getpid()), "w").write(str(len(blocks)))
+for n, code in enumerate(blocks, start=1):
+    if "BROKEN" in code:
+        sys.stderr.write("Error: Parse error on line 2: BROKEN\\n")
+        sys.exit(1)
+    open(f"out-{n}.{fmt}", "w").write(code)
+    print(f" ✅ ./out-{n}.{fmt}")
+'''
+
+
+def _fake_toolchain(tmp_path):
+    from vllm_book.formats.mermaid_offline import Toolchain
+
+    mmdc = tmp_path / "mmdc"
+    mmdc.write_text(FAKE_MMDC)
+    mmdc.chmod(0o755)
+    return Toolchain(mmdc, Path("/bin/true"), "11.14.0", "11.17.0")
+
+
+def test_mermaid_browser_count():
+    from vllm_book.formats.mermaid_offline import browsers
+
+    assert browsers(3, 0) == 1  # too few to share
+    assert browsers(100, 2) == 2
+    assert browsers(13, 4) == 2  # at least MIN_PER_BROWSER (6) each
+    assert browsers(100, 1) == 1
+
+
+def test_mermaid_parallel_batches_store_every_diagram(tmp_path):
+    from vllm_book.formats.mermaid_offline import Diagram, render_parallel
+
+    tools = _fake_toolchain(tmp_path)
+    diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", "chap.md", i) for i in range(14)]
+    keys = [f"k{i}" for i in range(14)]
+    seconds, runs = render_parallel(diagrams, keys, tools, {"format": "png", "scale": 2, "config": {},
+                                                             "background": "white"}, tmp_path / "out", jobs=2)
+    assert runs == 2
+    for i in range(14):  # each image under its own key, whichever run drew it
+        assert (tmp_path / "out" / f"k{i}.png").read_text().strip() == diagrams[i].code.strip()
+
+
+def test_mermaid_parallel_reports_the_broken_diagram(tmp_path):
+    from vllm_book.formats.mermaid_offline import Diagram, render_parallel
+
+    tools = _fake_toolchain(tmp_path)
+    diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", f"part/chap-{i}.md", 10 + i) for i in range(12)]
+    diagrams[7] = Diagram("flowchart LR\n  BROKEN\n", "part/chap-7.md", 17)
+    with pytest.raises(MermaidError, match=r"part/chap-7\.md:17: Mermaid diagram does not parse"):
+        render_parallel(diagrams, [f"k{i}" for i in range(12)], tools,
+                        {"format": "png", "scale": 2, "config": {}, "background": "white"}, tmp_path / "out", jobs=2)
+    assert (tmp_path / "out" / "k0.png").is_file()  # the other run's images are kept

@@ -8,9 +8,11 @@ Mermaid package:
 * every diagram is recorded at read time (``env.vllm_book_mermaid``:
   docname → [(code, line)]), merged across parallel readers;
 * on the first post-transform of a build, all diagrams not in the cache are
-  rendered in **one** mmdc run (one browser): they are written as fenced blocks
-  into one Markdown file (``-i all.md -o out.md``), mmdc writes
-  ``out-<n>.<ext>``, and each image is stored as ``<cache>/mermaid/<key>.<ext>``,
+  rendered in a few mmdc runs (one browser each, ``vllm_book_mermaid_jobs`` of
+  them at once — one per CPU by default; a browser per diagram would cost a
+  start-up each): each run's diagrams are written as fenced blocks into one
+  Markdown file (``-i all.md -o out.md``), mmdc writes ``out-<n>.<ext>``, and
+  each image is stored as ``<cache>/mermaid/<key>.<ext>``,
   *key* being a hash of the code, the Mermaid/mermaid-cli versions and the
   rendering options;
 * the post-transform swaps each ``mermaid`` node for an ``image`` of the cached
@@ -35,6 +37,7 @@ import subprocess
 import tempfile
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +53,10 @@ from ._util import app_of, cache_root, is_offline, remember_app, repo_root
 
 logger = logging.getLogger(__name__)
 
+#: fewest diagrams worth a browser of their own
+MIN_PER_BROWSER = 6
+#: most browsers at once when ``vllm_book_mermaid_jobs`` is 0 (each takes a few hundred MB)
+MAX_BROWSERS = 4
 #: bump when the rendering recipe changes
 RECIPE = 2
 INSTALL_HINT = ("run `make node-tools` (installs Debian's chromium, fonts-noto-cjk and the pinned "
@@ -241,6 +248,34 @@ def render_batch(diagrams: list[Diagram], keys: list[str], tools: Toolchain, opt
     return time.perf_counter() - t0
 
 
+def browsers(count: int, jobs: int) -> int:
+    """How many mmdc runs share *count* diagrams: *jobs* (0: one per CPU, at most
+    ``MAX_BROWSERS``), but no run gets fewer than ``MIN_PER_BROWSER``."""
+    wanted = jobs if jobs > 0 else min(os.cpu_count() or 1, MAX_BROWSERS)
+    return max(1, min(wanted, count // MIN_PER_BROWSER))
+
+
+def render_parallel(diagrams: list[Diagram], keys: list[str], tools: Toolchain, options: dict[str, Any],
+                    dest: Path, jobs: int) -> tuple[float, int]:
+    """Render *diagrams* in ``browsers()`` concurrent mmdc runs (round-robin, so each gets
+    a mix of short and long ones).  Returns (seconds, runs).  Failures are raised after
+    all runs have ended (the others' images stay cached); a diagram that does not parse
+    (the error names its chapter and line) in preference to a toolchain failure."""
+    runs = browsers(len(diagrams), jobs)
+    if runs == 1:
+        return render_batch(diagrams, keys, tools, options, dest), 1
+    t0 = time.perf_counter()
+    chunks = [(diagrams[i::runs], keys[i::runs]) for i in range(runs)]
+    with ThreadPoolExecutor(max_workers=runs) as pool:
+        futures = [pool.submit(render_batch, d, k, tools, options, dest) for d, k in chunks]
+    errors = [f.exception() for f in futures]
+    failed = [e for e in errors if e is not None]
+    if failed:
+        parse = [e for e in failed if isinstance(e, MermaidError) and "does not parse" in str(e)]
+        raise (parse or failed)[0]
+    return time.perf_counter() - t0, runs
+
+
 def _error_summary(text: str) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip() and not ln.lstrip().startswith("at ")]
     start = next((i for i, ln in enumerate(lines) if "rror" in ln), 0)
@@ -294,9 +329,12 @@ def ensure_rendered(app: Sphinx) -> dict[str, Path]:
                 missing.append(d)
                 missing_keys.append(key)
         if missing:
+            runs = browsers(len(missing), app.config.vllm_book_mermaid_jobs)
             logger.info(f"[vllm_book] rendering {len(missing)} Mermaid diagram(s) as {fmt} with mermaid-cli "
-                        f"{tools.cli_version} (Mermaid {tools.mermaid_version}), one browser session …", nonl=True)
-            seconds = render_batch(missing, missing_keys, tools, options, dest)
+                        f"{tools.cli_version} (Mermaid {tools.mermaid_version}) in {runs} browser session(s) …",
+                        nonl=True)
+            seconds, _runs = render_parallel(missing, missing_keys, tools, options, dest,
+                                             app.config.vllm_book_mermaid_jobs)
             logger.info(f" {seconds:.1f}s")
     _STATE[app] = result
     return result

@@ -370,10 +370,12 @@ class BookRinohBuilder(RinohBuilder):
         plain_nodes(tree)
         size_tables(tree)
         breaks = rinoh_cjk.insert_breaks(tree)
+        literal_breaks = rinoh_cjk.insert_literal_breaks(tree)
         self._counts = counts
         self._tree_chars = rinoh_cjk.text_chars(tree)
         logger.info(f"[vllm_book] PDF structure: {counts['parts']} parts, {counts['chapters']} chapters, "
-                    f"{counts['appendices']} appendices; {breaks} CJK break opportunities "
+                    f"{counts['appendices']} appendices; {breaks} CJK break opportunities, "
+                    f"{literal_breaks} in long literals "
                     f"({time.perf_counter() - t0:.1f}s)")
         return tree, docnames
 
@@ -425,6 +427,7 @@ class BookRinohBuilder(RinohBuilder):
     def construct_rinohtype_document(self, document_data):
         document = super().construct_rinohtype_document(document_data)
         self._prepare_fonts(document)  # the character set is known now: subset and register
+        self._rinoh_document = document
         return document
 
     def write_document(self, document_data):
@@ -465,6 +468,10 @@ class BookRinohBuilder(RinohBuilder):
         if rtc.is_file():
             cached_rtc.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(rtc, cached_rtc)
+        #: rendering passes of the last document written (rinoh_passes counts them)
+        document = getattr(self, "_rinoh_document", None)
+        self.rendering_passes = document.__dict__.get("_vllm_book_passes", 0) if document is not None else 0
         if outfile.is_file():
             logger.info(f"[vllm_book] wrote {outfile} ({outfile.stat().st_size / 1e6:.1f} MB; "
-                        f"fonts {self._timings.get('fonts', 0):.1f}s, rinohtype {self._timings['render']:.1f}s)")
+                        f"fonts {self._timings.get('fonts', 0):.1f}s, rinohtype {self._timings['render']:.1f}s "
+                        f"in {self.rendering_passes} pass(es))")

@@ -9,6 +9,12 @@ content or titles (titles feed the PDF outline and running headers).  It runs
 on the rinoh builder's assembled document only, so HTML/EPUB never see it;
 rinohtype writes no glyph for U+200B, so text copied from the PDF (and
 ``pdftotext``) has none.
+
+:func:`insert_literal_breaks` does the same for long inline literals (an
+identifier such as ``VllmConfig._is_default_v2_model_runner_model`` is one
+"word" to rinohtype and would run into the margin): a U+200B after ``.``, ``_``,
+``:``, ``=``, ``,`` and ``-`` and before ``(``, only in runs longer than
+``LITERAL_RUN`` characters between existing break points.
 """
 
 from __future__ import annotations
@@ -109,6 +115,55 @@ def insert_breaks(doctree: nodes.Node) -> int:
         for t, s, sk in zip(texts, new_texts, skipped):
             if not sk and s != str(t):
                 t.parent.replace(t, nodes.Text(s))
+    return count
+
+
+#: a run of an inline literal longer than this (no space or ``/`` in it) gets break opportunities
+LITERAL_RUN = 20
+_BREAK_AFTER_IN_LITERAL = set("._:=,-")
+_BREAK_BEFORE_IN_LITERAL = set("(")
+
+
+def _literal_with_breaks(text: str) -> str:
+    out: list[str] = []
+    run = 0  # characters since the last break point
+    for i, ch in enumerate(text):
+        if ch in " \t/" or ch == ZWSP:
+            run = 0
+            out.append(ch)
+            continue
+        if ch in _BREAK_BEFORE_IN_LITERAL and run and _run_length(text, i) > LITERAL_RUN:
+            out.append(ZWSP)
+        out.append(ch)
+        run += 1
+        nxt = text[i + 1] if i + 1 < len(text) else ""
+        if (ch in _BREAK_AFTER_IN_LITERAL and nxt and nxt not in _BREAK_AFTER_IN_LITERAL and not nxt.isspace()
+                and _run_length(text, i) > LITERAL_RUN):
+            out.append(ZWSP)
+    return "".join(out)
+
+
+def _run_length(text: str, i: int) -> int:
+    """Length of the run (between spaces/``/``) holding position *i*."""
+    start = max(text.rfind(c, 0, i) for c in " \t/") + 1
+    ends = [e for e in (text.find(c, i) for c in " \t/") if e != -1]
+    return (min(ends) if ends else len(text)) - start
+
+
+def insert_literal_breaks(doctree: nodes.Node) -> int:
+    """Break opportunities in long inline literals (not in code blocks); returns how many."""
+    count = 0
+    for literal in doctree.findall(nodes.literal):
+        if isinstance(literal.parent, (nodes.literal_block, nodes.title, nodes.subtitle)):
+            continue
+        for t in list(literal.findall(nodes.Text)):
+            s = str(t)
+            if len(s) <= LITERAL_RUN:
+                continue
+            updated = _literal_with_breaks(s)
+            if updated != s:
+                count += len(updated) - len(s)
+                t.parent.replace(t, nodes.Text(updated))
     return count
 
 

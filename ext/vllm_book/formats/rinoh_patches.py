@@ -67,12 +67,11 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     page container misses and re-runs the selector matching.  Memoised per
     (styled, attribute, document) instead.
 
-``max-passes``
-    ``rinoh.document.Document.render`` repeats full rendering passes until page
-    references stop changing, with no upper bound: a layout that oscillates
-    (a TOC entry moving across a page boundary and back) never ends.  Stops
-    after ``MAX_PASSES`` (rinohtype's own ``_single_pass`` switch) and reports
-    each pass.
+``passes``
+    ``rinoh.document.Document._render_pages``: render the body before the table of
+    contents and stop as soon as no page reference read during a pass was stale,
+    so a build without a reference cache renders once; at most ``MAX_PASSES``.
+    In :mod:`.rinoh_passes` (its own module: it replaces a whole method).
 
 ``table-guard``
     ``rinoh.table.Table.render`` cannot split a row; a row taller than a page
@@ -122,7 +121,7 @@ def apply() -> None:
                         ("font-cache", _patch_font_cache), ("tounicode", _patch_tounicode),
                         ("progress", _patch_progress), ("lexer-filters", _patch_highlight),
                         ("container-document", _patch_container_document),
-                        ("style-cache", _patch_style_cache), ("max-passes", _patch_max_passes),
+                        ("style-cache", _patch_style_cache), ("passes", _patch_passes),
                         ("table-guard", _patch_table_guard)):
         if name not in _APPLIED:
             patch()
@@ -380,31 +379,13 @@ def _patch_style_cache() -> None:
     Styled.get_style = get_style
 
 
-# -- max-passes ---------------------------------------------------------------------------------
-
-#: rendering passes before giving up on convergence (the first pass after a layout change
-#: fills in page numbers, the second confirms them; more means the layout oscillates)
-MAX_PASSES = 3
+# -- passes -------------------------------------------------------------------------------------
 
 
-def _patch_max_passes() -> None:
-    from rinoh.document import Document
+def _patch_passes() -> None:
+    from . import rinoh_passes
 
-    original = Document._render_pages
-
-    def _render_pages(self):
-        passes = self.__dict__.get("_vllm_book_passes", 0) + 1
-        self.__dict__["_vllm_book_passes"] = passes
-        t0 = time.perf_counter()
-        result = original(self)
-        print(f"[vllm_book] rendering pass {passes}: {len(self.backend_document.pages)} pages, "
-              f"{time.perf_counter() - t0:.1f}s", flush=True)
-        if passes >= MAX_PASSES:
-            self._single_pass = True  # rinohtype's own switch: stop after this pass
-        return result
-
-    _render_pages.__wrapped__ = original
-    Document._render_pages = _render_pages
+    rinoh_passes.apply()
 
 
 # -- table-guard --------------------------------------------------------------------------------
