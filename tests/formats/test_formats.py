@@ -291,62 +291,70 @@ def test_wide_tables_get_explicit_column_widths():
     assert size_tables(narrow) == 0  # tables that fit keep rinohtype's own sizing
 
 
-# -- parallel diagram rendering (a stand-in mmdc: no browser needed) ------------------------------
+# -- diagram batches (a stand-in renderer: no browser needed) ------------------------------------
 
-FAKE_MMDC = '''#!/usr/bin/env python3
-import re, sys, time
-args = sys.argv[1:]
-src = open(args[args.index("-i") + 1], encoding="utf-8").read()
-fmt = args[args.index("-e") + 1]
-blocks = re.findall(r"```mermaid\\n(.*?)```", src, re.S)
-open("pid-" + str(__import__("os").getpid()), "w").write(str(len(blocks)))
-for n, code in enumerate(blocks, start=1):
-    if "BROKEN" in code:
-        sys.stderr.write("Error: Parse error on line 2: BROKEN\\n")
-        sys.exit(1)
-    open(f"out-{n}.{fmt}", "w").write(code)
-    print(f" ✅ ./out-{n}.{fmt}")
-'''
+FAKE_RENDERER = """
+import json, sys
+job = json.load(open(sys.argv[2], encoding="utf-8"))
+for i, item in enumerate(job["items"]):
+    if "BROKEN" in item["code"]:
+        print(json.dumps({"i": i, "ok": False, "message": "Parse error on line 2: BROKEN"}))
+        continue
+    open(item["out"], "w").write(item["code"])
+    print(json.dumps({"i": i, "ok": True}))
+"""
+OPTIONS = {"format": "png", "scale": 2, "config": {}, "background": "white"}
 
 
 def _fake_toolchain(tmp_path):
+    import sys
+
     from vllm_book.formats.mermaid_offline import Toolchain
 
-    mmdc = tmp_path / "mmdc"
-    mmdc.write_text(FAKE_MMDC)
-    mmdc.chmod(0o755)
-    return Toolchain(mmdc, Path("/bin/true"), "11.14.0", "11.17.0")
+    renderer = tmp_path / "render.py"
+    renderer.write_text(FAKE_RENDERER)
+    return Toolchain(Path(sys.executable), tmp_path, Path("/bin/true"), "11.14.0", "11.17.0", renderer)
 
 
 def test_mermaid_browser_count():
-    from vllm_book.formats.mermaid_offline import browsers
+    from vllm_book.formats.mermaid_offline import MIN_PER_BROWSER, browsers
 
     assert browsers(3, 0) == 1  # too few to share
-    assert browsers(100, 2) == 2
-    assert browsers(13, 4) == 2  # at least MIN_PER_BROWSER (6) each
-    assert browsers(100, 1) == 1
+    assert browsers(10 * MIN_PER_BROWSER, 2) == 2
+    assert browsers(2 * MIN_PER_BROWSER + 1, 4) == 2  # at least MIN_PER_BROWSER each
+    assert browsers(10 * MIN_PER_BROWSER, 1) == 1
 
 
 def test_mermaid_parallel_batches_store_every_diagram(tmp_path):
-    from vllm_book.formats.mermaid_offline import Diagram, render_parallel
+    from vllm_book.formats.mermaid_offline import MIN_PER_BROWSER, Diagram, render_parallel
 
+    n = 2 * MIN_PER_BROWSER + 2
     tools = _fake_toolchain(tmp_path)
-    diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", "chap.md", i) for i in range(14)]
-    keys = [f"k{i}" for i in range(14)]
-    seconds, runs = render_parallel(diagrams, keys, tools, {"format": "png", "scale": 2, "config": {},
-                                                             "background": "white"}, tmp_path / "out", jobs=2)
+    diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", "chap.md", i) for i in range(n)]
+    keys = [f"k{i}" for i in range(n)]
+    seconds, runs = render_parallel(diagrams, keys, tools, OPTIONS, tmp_path / "out", jobs=2)
     assert runs == 2
-    for i in range(14):  # each image under its own key, whichever run drew it
-        assert (tmp_path / "out" / f"k{i}.png").read_text().strip() == diagrams[i].code.strip()
+    for i in range(n):  # each image under its own key, whichever run drew it
+        assert (tmp_path / "out" / f"k{i}.png").read_text() == diagrams[i].code
 
 
-def test_mermaid_parallel_reports_the_broken_diagram(tmp_path):
-    from vllm_book.formats.mermaid_offline import Diagram, render_parallel
+def test_mermaid_broken_diagram_named_others_kept(tmp_path):
+    from vllm_book.formats.mermaid_offline import MIN_PER_BROWSER, Diagram, render_parallel
+
+    n = 2 * MIN_PER_BROWSER
+    tools = _fake_toolchain(tmp_path)
+    diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", f"part/chap-{i}.md", 10 + i) for i in range(n)]
+    diagrams[7] = Diagram("flowchart LR\n  BROKEN\n", "part/chap-7.md", 17)
+    with pytest.raises(MermaidError, match=r"part/chap-7\.md:17: Mermaid diagram does not parse: Parse error"):
+        render_parallel(diagrams, [f"k{i}" for i in range(n)], tools, OPTIONS, tmp_path / "out", jobs=2)
+    assert (tmp_path / "out" / "k0.png").is_file() and (tmp_path / "out" / "k9.png").is_file()
+    assert not (tmp_path / "out" / "k7.png").exists()
+
+
+def test_mermaid_renderer_failure_says_how_to_fix(tmp_path):
+    from vllm_book.formats.mermaid_offline import Diagram, render_batch
 
     tools = _fake_toolchain(tmp_path)
-    diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", f"part/chap-{i}.md", 10 + i) for i in range(12)]
-    diagrams[7] = Diagram("flowchart LR\n  BROKEN\n", "part/chap-7.md", 17)
-    with pytest.raises(MermaidError, match=r"part/chap-7\.md:17: Mermaid diagram does not parse"):
-        render_parallel(diagrams, [f"k{i}" for i in range(12)], tools,
-                        {"format": "png", "scale": 2, "config": {}, "background": "white"}, tmp_path / "out", jobs=2)
-    assert (tmp_path / "out" / "k0.png").is_file()  # the other run's images are kept
+    tools.renderer.write_text("import sys; sys.stderr.write('Error: Failed to launch the browser process'); sys.exit(1)")
+    with pytest.raises(MermaidError, match=r"Failed to launch the browser.*make node-tools"):
+        render_batch([Diagram("flowchart LR\n A-->B\n", "c.md", 1)], ["k"], tools, OPTIONS, tmp_path / "out")

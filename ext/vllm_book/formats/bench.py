@@ -131,19 +131,23 @@ def _build(label: str, srcdir: Path, confdir: Path, out: Path, builder: str, env
 
 
 def run(book: bool = True, synthetic: int = 0, cold: bool = False, jobs: str = "auto",
-        profile: bool = False, builders: tuple[str, ...] = ("html", "epub", "rinoh")) -> dict:
+        profile: bool = False, builders: tuple[str, ...] = ("html", "epub", "rinoh"),
+        book_cache: Path | None = None, again: bool = True) -> dict:
+    """Build each edition of the real book and/or a synthetic one; *book_cache*: the
+    real book's cache dir (default: the book's own, ``_build/.cache``); *again*: build the
+    PDF a second time with the caches the first left (the warm time)."""
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT / "ext") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     results: dict = {"machine": {"cpus": os.cpu_count(), "load": os.getloadavg()}, "books": []}
     with tempfile.TemporaryDirectory(prefix="vllm-book-bench-") as tmp:
         tmpdir = Path(tmp)
         targets = []
         if book:
-            targets.append(("book", REPO_ROOT / "source", REPO_ROOT, REPO_ROOT / "_build" / ".cache"))
+            targets.append(("book", REPO_ROOT / "source", REPO_ROOT, book_cache or REPO_ROOT / "_build" / ".cache"))
         if synthetic:
             src = make_synthetic(tmpdir / "synthetic", synthetic)
             targets.append((f"synthetic-{synthetic}", src, src, REPO_ROOT / "_build" / ".cache-bench"))
         for name, srcdir, confdir, cache in targets:
-            overrides = {} if name == "book" else {"vllm_book_cache_dir": str(cache)}
+            overrides = {} if name == "book" and book_cache is None else {"vllm_book_cache_dir": str(cache)}
             if cold:
                 for sub in ("fonts", "mermaid", "rinoh"):
                     shutil.rmtree(cache / sub, ignore_errors=True)
@@ -151,7 +155,7 @@ def run(book: bool = True, synthetic: int = 0, cold: bool = False, jobs: str = "
             runs = []
             for builder in builders:
                 runs.append(_build(name, srcdir, confdir, out, builder, env, jobs, overrides))
-            if "rinoh" in builders:
+            if "rinoh" in builders and again:
                 shutil.rmtree(out / "rinoh", ignore_errors=True)
                 prof = tmpdir / "rinoh.prof" if profile else None
                 again = _build(name, srcdir, confdir, out, "rinoh", env, jobs, overrides, prof)
