@@ -106,8 +106,8 @@ refresh: $(PREREQS) ## move the pin to TO=<release|sha>; marks affected chapters
 	@test -n "$(TO)" || { echo "usage: make refresh TO=<vLLM release or commit>"; exit 2; }
 	$(PY) -m vllm_book.sync refresh --to $(TO)
 
-bench: $(PREREQS) ## measure build times and sizes (writes bench/results.json)
-	$(PY) bench/bench.py
+bench: $(PREREQS) node-tools ## measure build times and sizes (writes bench/results.json; BENCH_ARGS="--synthetic 60")
+	$(PY) bench/bench.py $(BENCH_ARGS)
 
 # -- translation --------------------------------------------------------------
 

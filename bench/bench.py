@@ -333,11 +333,11 @@ def main(argv: list[str] | None = None) -> int:
     print(row("symbol search index", f"{s['symbols_js_bytes'] / 1e3:.0f} KB"))
     print(row("  gzipped", f"{s['symbols_js_gz_bytes'] / 1e3:.0f} KB"))
     for r in res.get("formats", []):
-        what = {"epub": "EPUB", "rinoh": "PDF (fonts, diagrams, page refs cold)"}.get(r["builder"], "PDF again (all warm)")
+        what = {"epub": "EPUB", "rinoh": "PDF, cold caches"}.get(r["builder"], "PDF again, warm")
         extra = f", {r['pages']} pages" if r.get("pages") else ""
         value = f"{r['seconds']:.1f} s" if r["ok"] else "FAILED"
         key = "synthetic_pdf_s" if r is synthetic_pdf else ""
-        print(row(f"{what} [{r['book']}]", value, "< 360 s" if key else "", key) + extra)
+        print(row(f"{what} ({r['book']})", value, "< 360 s" if key else "", key) + extra)
         if not r["ok"]:
             print("    " + r.get("error", "")[-600:].replace("\n", "\n    "))
     for k in ("cold_browser", "noop_browser", "edit_browser"):

@@ -13,7 +13,8 @@ command -v node >/dev/null || need+=(nodejs)
 command -v npm  >/dev/null || need+=(npm)
 if (( cli )); then
   command -v chromium >/dev/null || need+=(chromium)
-  fc-list 2>/dev/null | grep -q "Noto Sans CJK" || need+=(fonts-noto-cjk)
+  # grep reads all of fc-list (not -q): with pipefail, an early exit would SIGPIPE fc-list and fail the test
+  fc-list 2>/dev/null | grep -c "Noto Sans CJK" >/dev/null || need+=(fonts-noto-cjk)
 fi
 if (( ${#need[@]} )); then
   if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then

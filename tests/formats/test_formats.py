@@ -134,6 +134,8 @@ def test_pdf_text_is_clean_chinese(pdf):
         assert label.replace(" ", "") in flat, label
     assert "scheduler.py:24–35" in text  # the anchor shows path:start–end
     assert "def schedule(self) -> list[str]:" in text  # code copies as typed
+    # 源码索引: symbol, lines, the citing chapter by its label
+    assert "Scheduler.schedule24–35：第1章" in flat
 
 
 def test_pdf_fonts_are_embedded_subsets(pdf):

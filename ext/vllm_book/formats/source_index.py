@@ -143,8 +143,9 @@ def append_to_pdf(builder, tree: nodes.document, counts: dict) -> None:
             for i, c in enumerate(sym.cites):
                 if i:
                     para += nodes.Text("；" if lang == "zh" else "; ")
-                label = chapter_labels.get(c.docname, "")
-                text = f"{label} {c.title}".strip() if label else c.title
+                # a chapter by its label alone (第 17 章: the TOC names it), other pages by title;
+                # with full titles most entries took two lines and the appendix ~84 pages
+                text = chapter_labels.get(c.docname, "") or c.title
                 para += nodes.reference(text, text, refuri=f"%{c.docname}#{c.node_id}", internal=True)
             n = getattr(sym, "count", len(sym.cites))
             if n > 1:
