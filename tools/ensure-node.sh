@@ -12,7 +12,10 @@ need=()
 command -v node >/dev/null || need+=(nodejs)
 command -v npm  >/dev/null || need+=(npm)
 if (( cli )); then
-  command -v chromium >/dev/null || need+=(chromium)
+  # a browser: $PUPPETEER_EXECUTABLE_PATH, else Debian's chromium; on Read the Docs (Ubuntu: chromium is a snap
+  # shim) tools/headless-browser.sh fetches puppeteer's chrome-headless-shell after this script has run
+  [[ -n "${PUPPETEER_EXECUTABLE_PATH:-}" || -n "${READTHEDOCS:-}" ]] || command -v chromium >/dev/null \
+    || need+=(chromium)
   # grep reads all of fc-list (not -q): with pipefail, an early exit would SIGPIPE fc-list and fail the test
   fc-list 2>/dev/null | grep -c "Noto Sans CJK" >/dev/null || need+=(fonts-noto-cjk)
 fi
