@@ -200,7 +200,10 @@ def test_literal_breaks_unit():
     assert rinoh_cjk.insert_literal_breaks(doc) > 0
     long_, short = [n.astext() for n in doc.findall(nodes.literal)]
     assert long_.replace(z, "") == "VllmConfig._is_default_v2_model_runner_model"
-    assert f"_{z}is" in long_ and z not in short
+    assert f"default_{z}v2" in long_ and z not in short
+    assert rinoh_cjk._literal_with_breaks("vllm/v1/engine/__init__.py:88–145").split(z) == [
+        "vllm/", "v1/", "engine/", "__init__.py:", "88–145"]  # no break in __init__ or before .py
+    assert rinoh_cjk._literal_with_breaks("--max-num-batched-tokens").split(z)[0] == "--max-"
 
 
 def _real_warnings(app) -> list[str]:

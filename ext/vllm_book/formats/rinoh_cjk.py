@@ -12,13 +12,15 @@ rinohtype writes no glyph for U+200B, so text copied from the PDF (and
 
 :func:`insert_literal_breaks` does the same for long inline literals (an
 identifier such as ``VllmConfig._is_default_v2_model_runner_model`` is one
-"word" to rinohtype and would run into the margin): a U+200B after ``.``, ``_``,
-``:``, ``=``, ``,`` and ``-`` and before ``(``, only in runs longer than
-``LITERAL_RUN`` characters between existing break points.
+"word" to rinohtype and would run into the margin) and the ``path:start–end``
+of source anchors: a U+200B after ``. _ : = , - /`` (not before a file
+extension) and before ``(``, in runs longer than ``LITERAL_RUN`` characters
+between spaces.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from docutils import nodes
@@ -118,45 +120,67 @@ def insert_breaks(doctree: nodes.Node) -> int:
     return count
 
 
-#: a run of an inline literal longer than this (no space or ``/`` in it) gets break opportunities
+#: a run (between spaces) of an inline literal or source location longer than this gets break opportunities
 LITERAL_RUN = 20
-_BREAK_AFTER_IN_LITERAL = set("._:=,-")
+_BREAK_AFTER_IN_LITERAL = set("._:=,-/")
 _BREAK_BEFORE_IN_LITERAL = set("(")
+
+
+def _short_extension(text: str, i: int) -> bool:
+    """Is ``text[i]`` the dot of a file extension (``.py`` before ``:``, ``)`` or the end)?"""
+    j = i + 1
+    while j < len(text) and text[j].isalnum():
+        j += 1
+    return 0 < j - i - 1 <= 4 and (j == len(text) or text[j] in ":)]")
+
+
+def _break_after(run: str, i: int) -> bool:
+    ch = run[i]
+    nxt = run[i + 1] if i + 1 < len(run) else ""
+    if not nxt or nxt == ZWSP or len(run) - i - 1 <= 2:  # never leave one or two characters alone
+        return False
+    if ch == "/":
+        return nxt != "/"
+    if nxt in _BREAK_AFTER_IN_LITERAL:
+        return False
+    if ch == ".":
+        return not _short_extension(run, i)
+    if ch in "_-":  # not inside leading underscores/dashes (__init__, _C, --max-num-seqs)
+        k = i
+        while k > 0 and run[k - 1] == ch:
+            k -= 1
+        return k > 0 and run[k - 1] not in "/._:"
+    return True
 
 
 def _literal_with_breaks(text: str) -> str:
     out: list[str] = []
-    run = 0  # characters since the last break point
-    for i, ch in enumerate(text):
-        if ch in " \t/" or ch == ZWSP:
-            run = 0
-            out.append(ch)
+    for run in re.split(r"(\s+)", text):
+        if len(run) <= LITERAL_RUN or run.isspace():
+            out.append(run)
             continue
-        if ch in _BREAK_BEFORE_IN_LITERAL and run and _run_length(text, i) > LITERAL_RUN:
-            out.append(ZWSP)
-        out.append(ch)
-        run += 1
-        nxt = text[i + 1] if i + 1 < len(text) else ""
-        if (ch in _BREAK_AFTER_IN_LITERAL and nxt and nxt not in _BREAK_AFTER_IN_LITERAL and not nxt.isspace()
-                and _run_length(text, i) > LITERAL_RUN):
-            out.append(ZWSP)
+        for i, ch in enumerate(run):
+            if ch in _BREAK_BEFORE_IN_LITERAL and i and out and out[-1] != ZWSP:
+                out.append(ZWSP)
+            out.append(ch)
+            if ch in _BREAK_AFTER_IN_LITERAL and _break_after(run, i):
+                out.append(ZWSP)
     return "".join(out)
 
 
-def _run_length(text: str, i: int) -> int:
-    """Length of the run (between spaces/``/``) holding position *i*."""
-    start = max(text.rfind(c, 0, i) for c in " \t/") + 1
-    ends = [e for e in (text.find(c, i) for c in " \t/") if e != -1]
-    return (min(ends) if ends else len(text)) - start
+def _breakable(node: nodes.Node) -> bool:
+    if isinstance(node, nodes.literal):
+        return not isinstance(node.parent, (nodes.literal_block, nodes.title, nodes.subtitle))
+    # the path:start–end of a source anchor (vllm_book.anchors, non-HTML builders)
+    return isinstance(node, nodes.reference) and "src-ref-location" in node.get("classes", ())
 
 
 def insert_literal_breaks(doctree: nodes.Node) -> int:
-    """Break opportunities in long inline literals (not in code blocks); returns how many."""
+    """Break opportunities in long inline literals and source locations (not in code blocks,
+    not in titles); returns how many."""
     count = 0
-    for literal in doctree.findall(nodes.literal):
-        if isinstance(literal.parent, (nodes.literal_block, nodes.title, nodes.subtitle)):
-            continue
-        for t in list(literal.findall(nodes.Text)):
+    for node in list(doctree.findall(_breakable)):
+        for t in list(node.findall(nodes.Text)):
             s = str(t)
             if len(s) <= LITERAL_RUN:
                 continue
