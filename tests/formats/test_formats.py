@@ -134,6 +134,10 @@ def test_pdf_text_is_clean_chinese(pdf):
         assert label.replace(" ", "") in flat, label
     assert "scheduler.py:24–35" in text  # the anchor shows path:start–end
     assert "def schedule(self) -> list[str]:" in text  # code copies as typed
+    # the src-code excerpt keeps the source's line numbers (lines 24–31 of the fake scheduler)
+    layout = _run("pdftotext", "-enc", "UTF-8", "-layout", str(path), "-")
+    assert re.search(r"^\s*24\s+def schedule\(self\)", layout, re.M), "line numbers of the excerpt"
+    assert re.search(r"^\s*25\s+token_budget = ", layout, re.M)
     # 源码索引: symbol, lines, the citing chapter by its label
     assert "Scheduler.schedule24–35：第1章" in flat
 

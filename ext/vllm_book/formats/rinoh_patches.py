@@ -78,6 +78,14 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     is retried on the next page forever.  After three fresh pages without
     progress the build fails with the table's file:line.
 
+``linenos``
+    rinohtype ignores a ``literal_block``'s ``linenos``: ``src-code`` excerpts lost
+    the source line numbers the HTML edition shows.  The Sphinx frontend's
+    ``Literal_Block.build_flowable`` wrapper prefixes every line of such a block
+    with its number (from ``highlight_args['linenostart']``), right-aligned and
+    styled as a comment token.  (They are part of the text: copying lines out
+    of the PDF copies the numbers too, as in a printed listing.)
+
 ``progress``
     ``rinoh.document.Document.progress`` redraws a progress bar on stdout for
     every flowable; a no-op here (Sphinx prints its own progress).
@@ -120,6 +128,7 @@ def apply() -> None:
                         ("zwsp-cheap", _patch_zwsp), ("style-log", _patch_style_log),
                         ("font-cache", _patch_font_cache), ("tounicode", _patch_tounicode),
                         ("progress", _patch_progress), ("lexer-filters", _patch_highlight),
+                        ("linenos", _patch_linenos),
                         ("container-document", _patch_container_document),
                         ("style-cache", _patch_style_cache), ("passes", _patch_passes),
                         ("table-guard", _patch_table_guard)):
@@ -332,6 +341,62 @@ def _patch_highlight() -> None:
 
     highlight_block.__wrapped__ = original
     highlight.highlight_block = highlight_block
+
+
+# -- linenos ------------------------------------------------------------------------------------
+
+
+def numbered_tokens(tokens, start: int):
+    """(text, token type) pairs → the same with a line-number pair at the start of every line."""
+    from pygments.token import Comment
+
+    pairs = [(text, ttype) for text, ttype in tokens if text]
+    total = "".join(text for text, _ in pairs).rstrip("\n").count("\n") + 1
+    width = len(str(start + total - 1))
+    number = start
+    out = [(f"{number:>{width}}  ", Comment)]
+    for i, (text, ttype) in enumerate(pairs):
+        pieces = text.split("\n")
+        for j, piece in enumerate(pieces):
+            if j:
+                out.append(("\n", ttype))
+                rest_empty = j == len(pieces) - 1 and not piece and i == len(pairs) - 1
+                if not rest_empty:
+                    number += 1
+                    out.append((f"{number:>{width}}  ", Comment))
+            if piece:
+                out.append((piece, ttype))
+    return out
+
+
+def _patch_linenos() -> None:
+    from pygments.token import Text
+    from rinoh.frontend.sphinx.nodes import Literal_Block
+    from rinoh.highlight import Token
+    from rinoh.text import MixedStyledText
+
+    original = Literal_Block.build_flowable
+
+    def build_flowable(self):
+        block = original(self)
+        if not self.get("linenos"):
+            return block
+        start = int((self.get("highlight_args") or {}).get("linenostart", 1))
+        def flat(item):
+            if isinstance(item, MixedStyledText):
+                for child in item:
+                    yield from flat(child)
+            else:
+                yield item.text(None), getattr(item, "type", Text)
+
+        tokens = list(flat(block.content))
+        numbered = MixedStyledText([Token(text, ttype) for text, ttype in numbered_tokens(tokens, start)])
+        numbered.parent = block
+        block.content = numbered
+        return block
+
+    build_flowable.__wrapped__ = original
+    Literal_Block.build_flowable = build_flowable
 
 
 # -- container-document -------------------------------------------------------------------------
