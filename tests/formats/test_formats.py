@@ -130,7 +130,8 @@ def test_pdf_text_is_clean_chinese(pdf):
     assert "\u200b" not in text and "\u2011" not in text and "\u00a0" not in text
     flat = re.sub(r"\s+", "", text)
     assert PARAGRAPH in flat, "the paragraph survives copy/paste: no inserted spaces or lost characters"
-    for label in ("目录", "第一部分", "第 1 章".replace(" ", ""), "源码索引", "备注", load_pin().commit):
+    for label in ("目录", "第一部分", "第 1 章".replace(" ", ""), "源码索引", "备注", load_pin().commit,
+                  "表1", "调度预算的两个字段", "图1", "一次调度的两个结果"):
         assert label.replace(" ", "") in flat, label
     assert "scheduler.py:24–35" in text  # the anchor shows path:start–end
     assert "def schedule(self) -> list[str]:" in text  # code copies as typed
