@@ -220,8 +220,7 @@ def formats(cache: Path, synthetic: int) -> list[dict]:
     """EPUB + PDF (+ PDF again, warm) of the real book with *cache*; a synthetic book's PDF, cold."""
     from vllm_book.formats import bench as fbench
 
-    for sub in ("fonts", "mermaid", "rinoh"):  # what an HTML build leaves out: as cold as Read the Docs
-        shutil.rmtree(cache / sub, ignore_errors=True)
+    fbench.empty_caches(cache)  # what an HTML build leaves out: as cold as Read the Docs
     print("bench: EPUB and PDF of the book …", flush=True)
     rows = []
     for b in fbench.run(book=True, builders=("epub", "rinoh"), book_cache=cache)["books"]:

@@ -336,14 +336,15 @@ def test_mermaid_browser_count():
 
 
 def test_mermaid_parallel_batches_store_every_diagram(tmp_path):
-    from vllm_book.formats.mermaid_offline import MIN_PER_BROWSER, Diagram, render_parallel
+    from vllm_book.formats.mermaid_offline import MIN_PER_BROWSER, Diagram, browsers, render_parallel
 
     n = 2 * MIN_PER_BROWSER + 2
     tools = _fake_toolchain(tmp_path)
     diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", "chap.md", i) for i in range(n)]
     keys = [f"k{i}" for i in range(n)]
-    seconds, runs = render_parallel(diagrams, keys, tools, OPTIONS, tmp_path / "out", jobs=2)
+    runs = browsers(n, 2)
     assert runs == 2
+    render_parallel(diagrams, keys, tools, OPTIONS, tmp_path / "out", runs)
     for i in range(n):  # each image under its own key, whichever run drew it
         assert (tmp_path / "out" / f"k{i}.png").read_text() == diagrams[i].code
 
@@ -356,7 +357,7 @@ def test_mermaid_broken_diagram_named_others_kept(tmp_path):
     diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", f"part/chap-{i}.md", 10 + i) for i in range(n)]
     diagrams[7] = Diagram("flowchart LR\n  BROKEN\n", "part/chap-7.md", 17)
     with pytest.raises(MermaidError, match=r"part/chap-7\.md:17: Mermaid diagram does not parse: Parse error"):
-        render_parallel(diagrams, [f"k{i}" for i in range(n)], tools, OPTIONS, tmp_path / "out", jobs=2)
+        render_parallel(diagrams, [f"k{i}" for i in range(n)], tools, OPTIONS, tmp_path / "out", browsers(n, 2))
     assert (tmp_path / "out" / "k0.png").is_file() and (tmp_path / "out" / "k9.png").is_file()
     assert not (tmp_path / "out" / "k7.png").exists()
 

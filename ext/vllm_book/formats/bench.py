@@ -56,6 +56,16 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+#: what the EPUB/PDF builds keep in the cache dir (an HTML build makes none of them)
+FORMAT_CACHES = ("fonts", "mermaid", "rinoh")
+
+
+def empty_caches(cache: Path) -> None:
+    """Forget the prepared fonts, diagram images and PDF page references under *cache*."""
+    for sub in FORMAT_CACHES:
+        shutil.rmtree(cache / sub, ignore_errors=True)
+
+
 def make_synthetic(dest: Path, chapters: int) -> Path:
     """Write an N-chapter book into *dest* (a Sphinx source dir with its conf.py)."""
     src = (TEST_ROOT / "01-part" / "01-chapter.md").read_text(encoding="utf-8")
@@ -149,8 +159,7 @@ def run(book: bool = True, synthetic: int = 0, cold: bool = False, jobs: str = "
         for name, srcdir, confdir, cache in targets:
             overrides = {} if name == "book" and book_cache is None else {"vllm_book_cache_dir": str(cache)}
             if cold:
-                for sub in ("fonts", "mermaid", "rinoh"):
-                    shutil.rmtree(cache / sub, ignore_errors=True)
+                empty_caches(cache)
             out = tmpdir / f"out-{name}"
             runs = []
             for builder in builders:

@@ -2,8 +2,8 @@
 
 The HTML edition renders diagrams in the browser (sphinxcontrib-mermaid with
 the pinned ``node_modules/mermaid``).  Builders that cannot run JavaScript get
-images made by mermaid-cli (``mmdc``) with Debian's chromium, from the *same*
-Mermaid package:
+images drawn in Debian's chromium through the puppeteer that mermaid-cli
+installs, from the *same* Mermaid package:
 
 * every diagram is recorded at read time (``env.vllm_book_mermaid``:
   docname → [(code, line)]), merged across parallel readers;
@@ -267,31 +267,30 @@ def render_batch(diagrams: list[Diagram], keys: list[str], tools: Toolchain, opt
 
 
 def browsers(count: int, jobs: int) -> int:
-    """How many mmdc runs share *count* diagrams: *jobs* (0: one per CPU, at most
-    ``MAX_BROWSERS``), but no run gets fewer than ``MIN_PER_BROWSER``."""
+    """How many renderer runs (one browser each) share *count* diagrams: *jobs* (0: one per
+    CPU, at most ``MAX_BROWSERS``), but no run gets fewer than ``MIN_PER_BROWSER``."""
     wanted = jobs if jobs > 0 else min(os.cpu_count() or 1, MAX_BROWSERS)
     return max(1, min(wanted, count // MIN_PER_BROWSER))
 
 
 def render_parallel(diagrams: list[Diagram], keys: list[str], tools: Toolchain, options: dict[str, Any],
-                    dest: Path, jobs: int) -> tuple[float, int]:
-    """Render *diagrams* in ``browsers()`` concurrent mmdc runs (round-robin, so each gets
-    a mix of short and long ones).  Returns (seconds, runs).  Failures are raised after
-    all runs have ended (the others' images stay cached); a diagram that does not parse
-    (the error names its chapter and line) in preference to a toolchain failure."""
-    runs = browsers(len(diagrams), jobs)
-    if runs == 1:
-        return render_batch(diagrams, keys, tools, options, dest), 1
+                    dest: Path, runs: int) -> float:
+    """Render *diagrams* in *runs* concurrent renderer runs (round-robin, so each gets a
+    mix of short and long ones; see :func:`browsers`).  Returns seconds.  Failures are
+    raised after all runs have ended (the others' images stay cached); a diagram that
+    does not parse (the error names its chapter and line) in preference to a toolchain
+    failure."""
+    if runs <= 1:
+        return render_batch(diagrams, keys, tools, options, dest)
     t0 = time.perf_counter()
     chunks = [(diagrams[i::runs], keys[i::runs]) for i in range(runs)]
     with ThreadPoolExecutor(max_workers=runs) as pool:
         futures = [pool.submit(render_batch, d, k, tools, options, dest) for d, k in chunks]
-    errors = [f.exception() for f in futures]
-    failed = [e for e in errors if e is not None]
+    failed = [e for e in (f.exception() for f in futures) if e is not None]
     if failed:
         parse = [e for e in failed if isinstance(e, MermaidError) and "does not parse" in str(e)]
         raise (parse or failed)[0]
-    return time.perf_counter() - t0, runs
+    return time.perf_counter() - t0
 
 
 def _error_summary(text: str) -> str:
@@ -349,10 +348,8 @@ def ensure_rendered(app: Sphinx) -> dict[str, Path]:
         if missing:
             runs = browsers(len(missing), app.config.vllm_book_mermaid_jobs)
             logger.info(f"[vllm_book] rendering {len(missing)} Mermaid diagram(s) as {fmt} with Mermaid "
-                        f"{tools.mermaid_version} in {runs} browser(s) …",
-                        nonl=True)
-            seconds, _runs = render_parallel(missing, missing_keys, tools, options, dest,
-                                             app.config.vllm_book_mermaid_jobs)
+                        f"{tools.mermaid_version} in {runs} browser(s) …", nonl=True)
+            seconds = render_parallel(missing, missing_keys, tools, options, dest, runs)
             logger.info(f" {seconds:.1f}s")
     _STATE[app] = result
     return result
