@@ -350,7 +350,7 @@ def test_mermaid_parallel_batches_store_every_diagram(tmp_path):
 
 
 def test_mermaid_broken_diagram_named_others_kept(tmp_path):
-    from vllm_book.formats.mermaid_offline import MIN_PER_BROWSER, Diagram, render_parallel
+    from vllm_book.formats.mermaid_offline import MIN_PER_BROWSER, Diagram, browsers, render_parallel
 
     n = 2 * MIN_PER_BROWSER
     tools = _fake_toolchain(tmp_path)
