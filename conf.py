@@ -58,12 +58,16 @@ myst_substitutions = {
 
 # -- vllm_book ---------------------------------------------------------------
 vllm_book_repo_root = str(ROOT)
+vllm_book_search_synonyms = "source/_data/search-synonyms.toml"
 vllm_book_online_base = os.environ.get(
     "VLLM_BOOK_ONLINE_BASE", "https://vllm-learning-book.readthedocs.io/zh-cn/latest/")
 
 # -- HTML --------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
 html_title = "vLLM 学习手册"
+html_favicon = "source/_static/favicon.svg"
+# the theme's first visit (empty localStorage) otherwise logs "Got invalid theme mode: ." as a console error
+html_context = {"default_mode": "auto"}
 html_last_updated_fmt = ""
 html_theme_options = {
     "repository_url": "https://github.com/vllm-learning-book/vllm-learning-book",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -47,3 +49,28 @@ def build_root(tmp_path_factory, rootdir):
     yield _build
     for app in apps:
         app.cleanup()
+
+
+def _build_book(out: Path, lang: str, *extra: str) -> Path:
+    cmd = [sys.executable, "-m", "sphinx", "-c", ".", "-b", "html", "-W", "--keep-going", "-j", "auto",
+           *extra, "-d", str(out / "doctrees"), "source", str(out / "html")]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env={**os.environ, "BOOK_LANG": lang})
+    if proc.returncode != 0:
+        pytest.fail(f"real book build ({lang}) failed (exit {proc.returncode}):\n{proc.stderr[-8000:]}")
+    return out / "html"
+
+
+@pytest.fixture(scope="session")
+def real_book() -> Path:
+    """Build the real book with warnings as errors; return the HTML output dir.
+
+    The output lives in ``_build/test`` so that a second local run is
+    incremental; CI starts from a clean clone, so it is a cold build there.
+    """
+    return _build_book(REPO / "_build" / "test", "zh_CN")
+
+
+@pytest.fixture(scope="session")
+def english_book() -> Path:
+    """The English edition (``_build/test-en``), without the source browser (the Chinese build tests it)."""
+    return _build_book(REPO / "_build" / "test-en", "en", "-D", "vllm_book_browser=0")

@@ -72,6 +72,8 @@ class AuxPages:
             "project": esc(self.project),
             "base": attr(self.rel(page_rel, f"{self.prefix}/index.html")[: -len("index.html")] or "./"),
             "crumbs": crumbs,
+            "icon": (f"<link rel=icon href={attr(self.icon_uri if '://' in self.icon_uri else self.rel(page_rel, self.icon_uri))}>"
+                     if self.icon_uri else ""),
         }
 
     def crumbs(self, page_rel: str, path: str, is_dir: bool) -> str:

@@ -57,6 +57,7 @@ class BrowserBuild(AuxPages):
         citations: dict | None = None,
         doc_uri: Any = None,  # docname → URI: a callable or a dict
         home_uri: str = "index.html",
+        icon_uri: str = "",
         state_file: Path | None = None,
         cache_dir: Path | None = None,
         jobs: int = 0,
@@ -84,6 +85,8 @@ class BrowserBuild(AuxPages):
         #: an executor to render in (the worker's, shared with its highlighter)
         self.pool = pool
         self.home_uri = home_uri
+        #: the book's favicon, relative to the output root ("" = none)
+        self.icon_uri = icon_uri
         self.state_file = state_file or (self.outdir / self.prefix / ".manifest.json")
         self.cache_dir = cache_dir
         self.jobs = jobs
@@ -160,7 +163,7 @@ class BrowserBuild(AuxPages):
         common = hashlib.sha256(
             json.dumps(
                 [MANIFEST_VERSION, TEMPLATE_DIGEST, HL_VERSION, css_ver, js_ver, idx.key, self.prefix, self.builder,
-                 self.home_uri, self.project, self.pin and [self.pin.commit, self.pin.repository, self.pin.version]],
+                 self.home_uri, self.icon_uri, self.project, self.pin and [self.pin.commit, self.pin.repository, self.pin.version]],
                 ensure_ascii=False,
             ).encode()
         ).hexdigest()

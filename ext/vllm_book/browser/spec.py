@@ -76,6 +76,7 @@ def spec_from_app(app: Sphinx) -> dict[str, Any]:
         "citations": citations,
         "doc_uri": {d: builder.get_target_uri(d) for d in sorted(docs)},
         "home_uri": builder.get_target_uri(cfg.root_doc),
+        "icon_uri": _icon_uri(cfg),
         "state_file": Path(app.doctreedir) / f"vllm_book_browser-{builder.name}.json",
         "cache_dir": cache_root(app) / "browser-hl",
         "jobs": _jobs(app),
@@ -86,6 +87,14 @@ def spec_from_app(app: Sphinx) -> dict[str, Any]:
         "dark_style": opts.get("pygments_dark_style") or "a11y-high-contrast-dark",
         "builder": builder.name,
     }
+
+
+def _icon_uri(cfg) -> str:
+    """Where Sphinx put ``html_favicon`` (``_static/<name>``), so browser pages use the book's icon."""
+    icon = getattr(cfg, "html_favicon", None) or ""
+    if not icon:
+        return ""
+    return icon if "://" in icon else f"_static/{Path(icon).name}"
 
 
 def _source_root(app: Sphinx) -> Path:

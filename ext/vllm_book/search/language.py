@@ -1,4 +1,4 @@
-"""Chinese full-text search: jieba on the index side, segmentation on the query side.
+"""The ``zh`` search language of Sphinx's own index (searchindex.js): jieba, a query splitter, a working stemmer.
 
 Sphinx's own ``zh`` search language already cuts the text with jieba when it
 is installed, and loads ``html_search_options["dict"]`` as a jieba user
@@ -13,11 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sphinx.application import Sphinx
 from sphinx.search.zh import SearchChinese
-from sphinx.util import logging
-
-logger = logging.getLogger(__name__)
 
 SPLITTER_JS = r"""
 var splitQuery = (query) => {
@@ -43,22 +39,25 @@ var splitQuery = (query) => {
 """
 
 
+def english_stemmer_sources() -> tuple[str, str]:
+    """Sphinx's minified ``base-stemmer.js`` and ``english-stemmer.js`` (Snowball English, as the index uses)."""
+    import sphinx.search
+
+    minified = Path(sphinx.search.__file__).resolve().parent / "minified-js"
+    return ((minified / "base-stemmer.js").read_text(encoding="utf-8"),
+            (minified / "english-stemmer.js").read_text(encoding="utf-8"))
+
+
 class SearchChineseBook(SearchChinese):
-    """``zh`` search with a query splitter that understands Chinese."""
+    """``zh`` search with a query splitter that understands Chinese and a stemmer that loads.
+
+    Sphinx 9.0.4's ``zh`` language ships the English stemmer but binds it as
+    ``window.Stemmer = ChineseStemmer;`` (named after ``language_name``), so every
+    query on the Chinese edition died with ``ReferenceError: ChineseStemmer is not
+    defined`` (sphinx-doc/sphinx#14229, fixed upstream by #14416, unreleased at 9.0.4).
+    We inline the same stemmer with the right name instead of asking Sphinx to.
+    """
 
     js_splitter_code = SPLITTER_JS
-
-
-def _check_dict(app: Sphinx) -> None:
-    if not app.config.language.startswith("zh"):
-        return
-    path = app.config.html_search_options.get("dict")
-    if path and not Path(path).is_file():
-        logger.warning("html_search_options['dict'] = %r does not exist; jieba uses its default dictionary",
-                       path, type="vllm_book", subtype="search")
-
-
-def setup(app: Sphinx) -> dict[str, object]:
-    app.add_search_language(SearchChineseBook)
-    app.connect("builder-inited", _check_dict)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    js_stemmer_rawcode = ""
+    js_stemmer_code = "\n".join((*english_stemmer_sources(), "window.Stemmer = EnglishStemmer;"))
