@@ -40,6 +40,7 @@ exclude_patterns = ["_build", "_static", "_templates", "_data", "**/.ipynb_check
 templates_path = ["source/_templates"]
 html_static_path = ["source/_static"]
 html_css_files = ["book.css"]
+html_js_files = [("book-a11y.js", {"defer": "defer"})]
 suppress_warnings: list[str] = []
 nitpicky = False
 

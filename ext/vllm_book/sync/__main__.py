@@ -99,7 +99,8 @@ def cmd_review(args) -> int:
                                       ("metrics_checked", args.metrics), ("diagrams_checked", args.diagrams)) if flag}
     try:
         rec = review.mark(reviews.records, args.docname, pin.commit, checks,
-                          hardware_runs=args.hardware_run if args.hardware_run else None)
+                          hardware_runs=args.hardware_run if args.hardware_run else None,
+                          method=args.method, author=args.author, reviewer=args.reviewer, notes=args.notes)
     except KeyError:
         print(f"{args.docname} has no record; run: python -m vllm_book.sync review sync", file=sys.stderr)
         return 2
@@ -158,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("anchors", "commands", "metrics", "diagrams"):
         m.add_argument(f"--{flag}", action="store_true", help=f"{flag} checked")
     m.add_argument("--hardware-run", action="append", metavar="ID", help="id of a recorded GPU run (repeatable)")
+    m.add_argument("--method", default="", help='how it was reviewed, e.g. "static review at the pin"')
+    m.add_argument("--author", default="", help="who wrote the chapter")
+    m.add_argument("--reviewer", default="", help="who reviewed it (must not be the author)")
+    m.add_argument("--notes", default="", help="what the review checked and changed")
     m.set_defaults(func=cmd_review)
 
     rd = sub.add_parser("readme", help="check (or --write) the README's vllm-pin block")

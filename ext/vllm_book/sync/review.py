@@ -32,6 +32,8 @@ from .common import Problem
 
 STATUSES = ("pending", "reviewed")
 CHECKS = ("anchors_checked", "commands_checked", "metrics_checked", "diagrams_checked")
+#: fields a record may leave out (older records have none of them)
+OPTIONAL = ("method", "author", "reviewer", "notes")
 SHA = re.compile(r"[0-9a-f]{40}")
 UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
@@ -57,6 +59,11 @@ class Record:
     diagrams_checked: bool = False
     hardware_runs: list[str] = dataclasses.field(default_factory=list)
     carried_from: str = ""
+    #: how the review was done ("static review at the pin"), who wrote and who reviewed, what was checked
+    method: str = ""
+    author: str = ""
+    reviewer: str = ""
+    notes: str = ""
     line: int = 0
 
     @property
@@ -122,7 +129,7 @@ def load(path: Path) -> tuple[Reviews, list[Problem]]:
                                         f"write {key} = {'false' if expected is bool else '[]' if expected is list else chr(34) * 2}", "reviews"))
                 continue
             setattr(rec, key, value)
-        missing = [k for k in fields if k not in raw and k not in ("path", "carried_from")]
+        missing = [k for k in fields if k not in raw and k not in ("path", "carried_from", *OPTIONAL)]
         if missing:
             problems.append(Problem(fname, line, f"{rec.path}: record lacks {', '.join(missing)}",
                                     "write every field (python -m vllm_book.sync review sync rewrites the file with all of them)",
@@ -157,6 +164,9 @@ def _check_record(fname: str, r: Record) -> list[Problem]:
         if missing:
             bad(f'status = "reviewed" but {", ".join(missing)} = false',
                 'finish those checks, or set status = "pending"')
+        if r.reviewer and r.reviewer == r.author:
+            bad(f"reviewer {r.reviewer!r} is also the author; a review must be independent",
+                "have someone who did not write the chapter review it, and record them as reviewer")
     return out
 
 
@@ -177,6 +187,9 @@ def dumps(records: list[Record]) -> str:
         out.append("hardware_runs = [" + ", ".join(_toml_str(x) for x in r.hardware_runs) + "]")
         if r.carried_from:
             out.append(f"carried_from = {_toml_str(r.carried_from)}")
+        for k in OPTIONAL:
+            if getattr(r, k):
+                out.append(f"{k} = {_toml_str(getattr(r, k))}")
         out.append("")
     return "\n".join(out)
 
@@ -244,7 +257,7 @@ def now_utc() -> str:
 
 
 def mark(records: list[Record], docname: str, commit: str, checks: dict[str, bool], *, when: str | None = None,
-         hardware_runs: list[str] | None = None) -> Record:
+         hardware_runs: list[str] | None = None, **about: str) -> Record:
     r = next((x for x in records if x.path == docname), None)
     if r is None:
         raise KeyError(docname)
@@ -252,6 +265,9 @@ def mark(records: list[Record], docname: str, commit: str, checks: dict[str, boo
         setattr(r, k, v)
     if hardware_runs is not None:
         r.hardware_runs = list(hardware_runs)
+    for k in OPTIONAL:
+        if about.get(k):
+            setattr(r, k, about[k])
     if all(getattr(r, k) for k in CHECKS):
         r.status = "reviewed"
         r.reviewed_commit = commit
