@@ -16,6 +16,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 
 from ..anchors.nodes import src_excerpt, src_ref
+from ..anchors.resolve import AnchorError, parse_target
 from . import tokens
 
 #: the fields of a document, in the order the index stores their weights
@@ -46,7 +47,8 @@ def _field_of(text: nodes.Text) -> str | None:
                 return "title"
             return "section"
         if isinstance(node, src_ref):
-            return "body" if node.get("explicit_title") else "symbol"
+            # an explicit title is prose; a default one is counted from the target (see collect)
+            return "body" if node.get("explicit_title") else None
         if isinstance(node, (nodes.literal_block, src_excerpt)):
             return "code"
         if isinstance(node, nodes.literal):
@@ -72,16 +74,23 @@ def collect(doctree: nodes.document, title: str) -> DocTerms:
         name = _field_of(text)
         if name:
             doc.counts[name].update(tokens.terms(text.astext()))
-    # what an anchor points at is a symbol of the page, also when its link text is Chinese or a quoted line
+    # What an anchor points at is a symbol of the page, whatever its link text.  Read from the target string:
+    # doctree-read fires in the same transform slot as the anchor resolution, so placeholders may be unresolved
+    # here (no qualname, no default text yet).
     for ref in doctree.findall(src_ref):
-        target = ref.get("qualname") or ""
-        if not ref.get("explicit_title") and ref.astext() == target:
-            continue  # its text was counted above
-        if target:
-            doc.counts["symbol"].update(tokens.latin_terms(target))
-            last = target.rsplit(".", 1)[-1]
-            if last != target:
+        try:
+            target = parse_target(ref.get("target", ""))
+        except AnchorError:
+            continue  # the anchor transform reports it
+        if target.qualname:
+            doc.counts["symbol"].update(tokens.latin_terms(target.qualname))
+            last = target.qualname.rsplit(".", 1)[-1]
+            if last != target.qualname:
                 doc.counts["symbol"].update(tokens.latin_terms(last))
+        elif not target.text:
+            doc.counts["symbol"].update(tokens.latin_terms(target.path.rsplit("/", 1)[-1]))
+        if target.text and not ref.get("explicit_title"):
+            doc.counts["code"].update(tokens.terms(target.text))
     return doc
 
 

@@ -27,7 +27,7 @@ import snowballstemmer
 from sphinx.search._stopwords.en import ENGLISH_STOPWORDS
 
 #: bump when what a term is changes: the environment (which holds every document's terms) is then re-read
-VERSION = 2
+VERSION = 3
 
 #: a Latin word: starts with a letter or digit, may contain ``_ . -`` inside
 LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
