@@ -17,6 +17,7 @@ FEATURES = (
     "vllm_book.anchors",
     "vllm_book.browser",
     "vllm_book.search",
+    "vllm_book.landmarks",
     "vllm_book.formats",
     "vllm_book.sync.card",
 )

@@ -31,6 +31,8 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
     ("vllm_book_mermaid_scale", 2, "", (int,), "pixel scale of the PNG diagrams of the EPUB"),
     ("vllm_book_search_synonyms", "", "html", (str,),
      "TOML file of search synonym groups (groups = [[word, ...], ...]), relative to the conf dir; '' = none"),
+    ("vllm_book_landmarks", "source/_data/landmarks.toml", "env", (str,),
+     "the repository landmarks data file of the {landmarks} directive, relative to vllm_book_repo_root (or the source dir)"),
     ("vllm_book_review_file", "content-review.toml", "env", (str,),
      "chapter review records (header card 复核 field), relative to vllm_book_repo_root or the source dir"),
 ]
