@@ -155,6 +155,28 @@ def _config_class(tp):
     return None
 
 
+#: value converters the checker re-implements (int("8k") fails, human_readable_int("8k") is 8000, …)
+CHECKED_TYPES = frozenset({"int", "float", "human_readable_int", "human_readable_int_or_auto", "loads"})
+
+
+def _type_chain(tp) -> list[str]:
+    """Names of *tp* and of the converters it wraps (``optional_type(parse_type(json.loads))`` → …)."""
+    chain: list[str] = []
+    while tp is not None and len(chain) < 5:
+        chain.append(getattr(tp, "__name__", None) or type(tp).__name__)
+        inner = None
+        for c in getattr(tp, "__closure__", None) or ():
+            try:
+                v = c.cell_contents
+            except ValueError:
+                continue
+            if callable(v) and not (isinstance(v, type) and dataclasses.is_dataclass(v)):
+                inner = v
+                break
+        tp = inner
+    return chain
+
+
 def _type_name(tp) -> str | None:
     if tp is None:
         return None
@@ -185,6 +207,11 @@ def dump_action(parser: argparse.ArgumentParser, a: argparse.Action) -> dict:
     tname = _type_name(a.type)
     if tname:
         out["type"] = tname
+        chain = _type_chain(a.type)
+        if chain[-1] in CHECKED_TYPES:
+            out["value_type"] = chain[-1]
+            if "_optional_type" in chain:
+                out["none_ok"] = True
     if isinstance(a, argparse.BooleanOptionalAction):
         pos = [s for s in a.option_strings if not s.startswith("--no-")]
         neg = [s for s in a.option_strings if s.startswith("--no-")]

@@ -84,6 +84,8 @@ class Option:
     json_fields: tuple[str, ...] | None
     json_value: bool
     action: str
+    value_type: str = ""  # int | float | human_readable_int | human_readable_int_or_auto | loads
+    none_ok: bool = False
 
 
 @dataclasses.dataclass
@@ -107,7 +109,7 @@ def _parser(d: dict) -> Parser:
         opt = Option(tuple(o["option_strings"]), o["dest"], bool(o["takes_value"]), o.get("nargs"),
                      tuple(o["choices"]) if o.get("choices") is not None else None,
                      tuple(o["json_fields"]) if o.get("json_fields") else None, bool(o.get("json_value")),
-                     o.get("action", ""))
+                     o.get("action", ""), o.get("value_type", ""), bool(o.get("none_ok")))
         for s in opt.strings:
             opts[s] = opt
     subs: dict[str, Parser] = {}
@@ -524,6 +526,9 @@ def _check_value(opt: Option, shown: str, value: str, w: Word, prog: str, keys: 
     if is_placeholder(value) or value == "":
         return []
     out: list[Issue] = []
+    bad = _type_error(opt, value)
+    if bad and keys is None:
+        out.append(Issue(w.line, "command", value, f"{shown} of `{prog}` takes {bad}, not {value!r}"))
     if opt.choices is not None and keys is None and value not in {str(c) for c in opt.choices}:
         out.append(Issue(w.line, "command", value, f"invalid choice {value!r} for {shown} of `{prog}`",
                          closest(value, [str(c) for c in opt.choices])))
@@ -543,6 +548,30 @@ def _check_value(opt: Option, shown: str, value: str, w: Word, prog: str, keys: 
         except ValueError as exc:
             out.append(Issue(w.line, "command", value, f"the value of {shown} of `{prog}` is not valid JSON ({exc})"))
     return out
+
+
+_HUMAN_INT = re.compile(r"^\s*(?:\d+(?:\.\d+)?[kmgt]|\d+[KMGT]|-?\d+)\s*$")
+
+
+def _type_error(opt: Option, value: str) -> str:
+    """What the option's converter would reject *value* for ("" when it takes it)."""
+    t = opt.value_type
+    if not t or (opt.none_ok and value in ("", "None")):
+        return ""
+    try:
+        if t == "int":
+            int(value)
+        elif t == "float":
+            float(value)
+        elif t == "loads":
+            json.loads(value)
+        elif t in ("human_readable_int", "human_readable_int_or_auto"):
+            if not (_HUMAN_INT.match(value) or (t.endswith("auto") and value.strip().lower() in ("auto", "-1"))):
+                raise ValueError(value)
+    except ValueError:
+        return {"int": "an integer", "float": "a number", "loads": "JSON"}.get(
+            t, "an integer such as 8192, 8k or 8K" + (" (or auto)" if t.endswith("auto") else ""))
+    return ""
 
 
 def check_args(parser: Parser, args: list[Word], line: int, *, options_only: bool = False) -> list[Issue]:
