@@ -47,6 +47,7 @@ import dataclasses
 import difflib
 import functools
 import json
+import os
 import re
 from pathlib import Path
 
@@ -173,6 +174,7 @@ class TreeFacts:
     env_vars: dict[str, str]  # name → "vllm/envs.py" or the first other file that reads it
     identifiers: frozenset[str]  # every VLLM_* token of the code (env vars included)
     metrics: dict[str, str | None]  # "vllm:name" → counter | gauge | histogram | … | None (type unknown)
+    has_envs: bool = True  # vllm/envs.py was found (else only the names read elsewhere are known)
 
     @functools.cached_property
     def exposed(self) -> dict[str, str]:
@@ -199,7 +201,8 @@ def _envs_keys(envs_py: Path) -> set[str]:
 def tree_facts(tree: Path) -> TreeFacts:
     """A static scan of the provisioned tree (about a second; nothing is imported)."""
     tree = Path(tree)
-    env_vars = {k: "vllm/envs.py" for k in sorted(_envs_keys(tree / "vllm" / "envs.py"))}
+    envs_py = tree / "vllm" / "envs.py"
+    env_vars = {k: "vllm/envs.py" for k in sorted(_envs_keys(envs_py))} if envs_py.is_file() else {}
     idents: set[str] = set()
     metrics: dict[str, str | None] = {}
     files = sorted([*tree.glob("vllm/**/*.py"), tree / "setup.py", tree / "CMakeLists.txt",
@@ -218,12 +221,14 @@ def tree_facts(tree: Path) -> TreeFacts:
         if p.suffix == ".py" and relp.startswith("vllm/") and "vllm:" in text:
             for m in _METRIC_LIT.finditer(text):
                 name = m.group(1)
+                if text[max(0, m.start() - 12):m.start()].rstrip().endswith("startswith("):
+                    continue  # a prefix test (vllm/benchmarks/serve.py), not a metric
                 dm = _METRIC_DECL.search(text[max(0, m.start() - 80):m.start()])
                 kind = dm.group(1).lower() if dm else None
                 if kind or name not in metrics:
                     if metrics.get(name) is None:
                         metrics[name] = kind
-    return TreeFacts(env_vars, frozenset(idents), metrics)
+    return TreeFacts(env_vars, frozenset(idents), metrics, envs_py.is_file())
 
 
 # ---------------------------------------------------------------------------- shell words
@@ -238,7 +243,7 @@ class Word:
 
 
 _OPS = ("&&", "||", "|&", ";;", "|", ";", "&", "(", ")")
-_REDIR = re.compile(r"^(?:\d*>>?|\d*<|&>|\d*>&\d*-?)")
+_REDIR = re.compile(r"^(?:\d*>&\d*-?|&>>?|\d*>>?|\d*<)")
 PLACEHOLDER = re.compile(r"^(?:<[^<>\s][^<>]*>|\[[^\[\]]*\]|\.\.\.|…|\{[A-Za-z_]\w*\})$")
 
 
@@ -335,6 +340,14 @@ def shell_words(lines: list[tuple[int, str]]) -> tuple[list[Word], bool]:
                 raw.append(m.group(0))
                 i += len(m.group(0))
                 continue
+        if c in "<>" and cur and not quoted and "".join(cur).isdigit():
+            # 2>&1, 1>log: the digits are the redirection's file descriptor
+            start = i - len("".join(cur))
+            rm = _REDIR.match(text[start:])
+            cur, raw = [], []
+            words.append(Word(rm.group(0), ln, True, rm.group(0)))
+            i = start + len(rm.group(0))
+            continue
         if c in "|&;()<>":
             rm = _REDIR.match(text[i:]) if c in "<>&" else None
             if rm and rm.group(0) and not cur:
@@ -445,8 +458,17 @@ _NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 def closest(name: str, candidates, cutoff: float = 0.55) -> str:
-    m = difflib.get_close_matches(name, list(candidates), n=1, cutoff=cutoff)
-    return m[0] if m else ""
+    """The most similar candidate (difflib), ties and near-ties broken by the longer common prefix:
+    ``VLLM_USE_V1`` → ``VLLM_USE_V2_MODEL_RUNNER`` rather than ``VLLM_CPU_CI_ENV``."""
+    cands = difflib.get_close_matches(name, list(candidates), n=8, cutoff=cutoff)
+    if not cands:
+        return ""
+
+    def score(c: str) -> float:
+        common = len(os.path.commonprefix([name, c]))
+        return difflib.SequenceMatcher(None, name, c).ratio() + 0.5 * common / max(len(name), 1)
+
+    return max(cands, key=lambda c: (score(c), c == cands[0]))
 
 
 def _flexible_rewrite(parser: Parser, args: list[Word]) -> list[tuple[Word, str, list[str] | None]]:
@@ -747,7 +769,7 @@ def check_names(text: str, line: int, facts: TreeFacts, stats: dict[str, set]) -
         if base is not None:
             kind = facts.metrics[base]
             out.append(Issue(line, "metric", name, f"{name} is not exposed: {base} is a {kind}, which has no "
-                             f"{name[len(base):]} series", near))
+                             f"{name[len(base):]} series", base))
         else:
             out.append(Issue(line, "metric", name, f"{name} is not a metric of the tree", near))
     return out
@@ -923,6 +945,9 @@ def check_pages(root: Path, pages: list[mdscan.Page], tree: Path | None, version
             fix += f"; an intentional counter-example: mark it {{.{NO_CHECK_CLASS}}} or # vllm-book: no-check"
             check = {"command": "commands", "variable": "variables", "metric": "metrics"}[iss.kind]
             out.append(Problem(f, iss.line, msg, fix, check))
+    if facts is not None and not facts.has_envs and stats["variables"]:
+        out.append(Problem("vllm-pin.toml", 1, f"{len(stats['variables'])} VLLM_* names were checked without "
+                           "vllm/envs.py: the provisioned tree has none", "re-provision: make vllm", "variables"))
     if stats["unchecked"] and spec_problem:
         first = sorted(stats["unchecked"])[0]
         page = next(p for p in pages if p.docname == first[0])
