@@ -378,3 +378,12 @@ def test_refresh_target_regenerates_the_spec():
     refresh = mk.split("\nrefresh:", 1)[1].split("\n\n", 1)[0]
     assert "$(MAKE) cli-spec" in refresh
     assert "cli-spec: $(VLLM_VENV)/.installed" in mk and "VLLM_VENV    := .venv-vllm" in mk
+
+
+def test_bare_options_in_prose(tmp_path, tree):
+    got = check(tmp_path, """
+        # 用 --block-size 与 --gpu-mem-util
+
+        A table | --enforce-eager | cell, a path a/--not-an-option, and [--gpu-mem-util]{.no-cmd-check}.
+    """, tree)
+    assert got == ["source/ch.md:1: unknown option --gpu-mem-util of any vllm command — closest: --gpu-memory-utilization"]

@@ -779,6 +779,7 @@ def check_names(text: str, line: int, facts: TreeFacts, stats: dict[str, set]) -
 
 _INLINE_CMD = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:vllm(?:\s|$)|python3?(?:\.\d+)?\s+-m\s*vllm[.\s])")
 _INLINE_OPTS = re.compile(r"^--?[A-Za-z]")
+_PROSE_OPT = re.compile(r"(?<![\w/-])--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*(?![\w-])")
 _SHORT_OK = re.compile(r"^-(?:[A-Za-z]{1,3}|O\S*)$")
 
 
@@ -837,6 +838,7 @@ def check_page(page: mdscan.Page, spec: Spec | None, facts: TreeFacts | None, tr
                     if inv is None:
                         continue
                     stats["commands"].add((page.docname, inv.line, " ".join(w.text for w in cmd)))
+                    stats["block_commands"].add((page.docname, inv.line, " ".join(w.text for w in cmd)))
                     if spec is None:
                         needs_spec.append(inv.line)
                         continue
@@ -858,6 +860,10 @@ def check_page(page: mdscan.Page, spec: Spec | None, facts: TreeFacts | None, tr
         if facts is not None:
             issues += check_names(sp.text, sp.line, facts, stats)
         if not sp.code:
+            if spec is not None:  # a bare option in prose (a heading, a table cell): its name only
+                for m in _PROSE_OPT.finditer(sp.text):
+                    stats["options"].add((page.docname, sp.line, m.group(0)))
+                    issues += _check_inline_options(spec, [Word(m.group(0), sp.line)], sp.line)
             continue
         text = sp.text.strip()
         if _INLINE_CMD.match(text):
@@ -904,8 +910,8 @@ def _check_inline_options(spec: Spec, words: list[Word], line: int) -> list[Issu
 def check_pages(root: Path, pages: list[mdscan.Page], tree: Path | None, version: str | None
                 ) -> tuple[list[Problem], dict[str, object]]:
     """The commands/variables/metrics checks of ``make validate``."""
-    stats: dict[str, set] = {k: set() for k in ("commands", "options", "variables", "identifiers", "metrics",
-                                               "unchecked")}
+    stats: dict[str, set] = {k: set() for k in ("commands", "block_commands", "options", "variables", "identifiers",
+                                               "metrics", "unchecked")}
     out: list[Problem] = []
     spec = None
     spec_problem = None
@@ -955,7 +961,8 @@ def check_pages(root: Path, pages: list[mdscan.Page], tree: Path | None, version
                            f"{len(stats['unchecked'])} vLLM command lines were not checked: {spec_problem}",
                            "run: make cli-spec (installs the pinned vLLM into .venv-vllm, 7 GB, and dumps its parsers)",
                            "commands"))
-    counts = {"commands": len(stats["commands"]), "inline_options": len(stats["options"]),
+    counts = {"commands": len(stats["commands"]), "block_commands": len(stats["block_commands"]),
+              "inline_options": len(stats["options"]),
               "variables": len(stats["variables"]), "identifiers": len(stats["identifiers"]),
               "metrics": len(stats["metrics"])}
     return out, counts

@@ -367,7 +367,7 @@ def _scan_inline(page: Page, lineno: int, line: str, opted_out: bool, classes: f
     """Roles, code spans and links of one line of prose (*classes*: of the paragraph, for its spans)."""
     pos = 0
     plain: list[tuple[int, str]] = []  # (col, text) checked for raw source lines
-    code_cols: set[int] = set()  # cols in *plain* that start a code span
+    code_cols: set[int] = set()  # cols in *plain* that start a code span or an attributed [span]
     n = len(line)
     seg_start = 0
     while pos < n:
@@ -418,8 +418,13 @@ def _scan_inline(page: Page, lineno: int, line: str, opted_out: bool, classes: f
             close = line.find("]", pos)
             if close != -1:
                 am = _INLINE_ATTR.match(line, close + 1)
-                if am and OPT_OUT_CLASS in _classes(am.group("attrs")):
+                if am and _classes(am.group("attrs")):
+                    span_classes = frozenset(_classes(am.group("attrs")))
                     plain.append((seg_start, line[seg_start:pos]))
+                    page.spans.append(Span(lineno, line[pos + 1:close], False, classes | span_classes))
+                    if OPT_OUT_CLASS not in span_classes:
+                        plain.append((pos + 1, line[pos + 1:close]))  # still checked for raw source lines
+                        code_cols.add(pos + 1)
                     pos = am.end()
                     seg_start = pos
                     continue

@@ -386,7 +386,8 @@ def report(result: Result) -> str:
     s = result.stats
     checked = (f"{s.get('pages', 0)} pages, {s.get('chapters', 0)} curriculum chapters ({s.get('written', 0)} written), "
                f"{s.get('anchors', 0)} source anchors, {s.get('diagrams', 0)} Mermaid diagrams, "
-               f"{s.get('commands', 0)} vllm command lines + {s.get('inline_options', 0)} inline option runs, "
+               f"{s.get('commands', 0)} vllm command lines ({s.get('block_commands', 0)} in shell blocks) + "
+               f"{s.get('inline_options', 0)} option runs in prose, "
                f"{s.get('variables', 0)} VLLM_* names, {s.get('metrics', 0)} vllm:* metric names")
     if result.ok:
         lines.append(f"validate (profile {result.profile}): OK — 0 errors; checked the pin, {checked} in {result.seconds:.1f}s")
