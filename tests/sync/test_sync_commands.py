@@ -387,3 +387,26 @@ def test_bare_options_in_prose(tmp_path, tree):
         A table | --enforce-eager | cell, a path a/--not-an-option, and [--gpu-mem-util]{.no-cmd-check}.
     """, tree)
     assert got == ["source/ch.md:1: unknown option --gpu-mem-util of any vllm command — closest: --gpu-memory-utilization"]
+
+
+def test_prompts_in_bash_blocks_and_here_documents(tmp_path, tree):
+    got = check(tmp_path, """
+        # T
+
+        ```bash
+        $ vllm serve m --gpu-mem-util 0.9
+        cat > cfg.yaml <<'EOF'
+        vllm serve is only text here --nope
+        EOF
+        (venv) $ vllm serve m --max-num-seqs 1
+        ```
+
+        ```console
+        user@host:~/vllm$ vllm serve m --nope
+        vllm serve m --output-line-is-not-parsed
+        ```
+    """, tree)
+    assert got == [
+        "source/ch.md:4: unknown option --gpu-mem-util of `vllm serve` — closest: --gpu-memory-utilization",
+        "source/ch.md:12: unknown option --nope of `vllm serve` — closest: --nnodes",
+    ]

@@ -787,12 +787,20 @@ _SHORT_OK = re.compile(r"^-(?:[A-Za-z]{1,3}|O\S*)$")
 _PROMPT = re.compile(r"^(?:\([^()\s]*\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^$\s]*)?)?\$(?:\s|$)")
 
 
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+
+
 def _block_commands(block: mdscan.CodeBlock) -> list[tuple[list[tuple[int, str]], bool]]:
     """(physical lines, prompt line) of each logical command line of a shell block."""
     prompt_lang = block.lang in PROMPT_LANGS
     cmds: list[tuple[list[tuple[int, str]], bool]] = []
     cont: list[tuple[int, str]] | None = None
+    heredoc: str | None = None
     for n, t in block.lines:
+        if heredoc is not None:  # the body of a here-document is data, not commands
+            if t.strip() == heredoc:
+                heredoc = None
+            continue
         if cont is not None:
             cont.append((n, t))
             if not t.rstrip().endswith("\\"):
@@ -805,9 +813,13 @@ def _block_commands(block: mdscan.CodeBlock) -> list[tuple[list[tuple[int, str]]
                 continue  # output
             body = s[m.end():]
         else:
-            body = s
+            m = _PROMPT.match(s)  # a `$ ` prompt in a bash block: the same command
+            body = s[m.end():] if m else s
             if not body or body.startswith("#"):
                 continue
+        hm = _HEREDOC.search(body)
+        if hm:
+            heredoc = hm.group(2)
         cur = [(n, body)]
         cmds.append((cur, prompt_lang))
         if body.rstrip().endswith("\\"):
