@@ -4,8 +4,10 @@ Part of ``make validate`` (:func:`check_pages`).  Three checks, each with the pi
 
 commands
     every ``vllm …`` and ``python -m vllm.…`` command line in a shell block (```` ```console ````, ``bash``,
-    ``shell``, ``sh``, ``zsh``, ``{code-block} console``…) and every inline code span that is such a command
-    (`` `vllm serve --headless` ``) or a run of options (`` `--max-num-seqs 256` ``) is parsed with
+    ``shell``, ``sh``, ``zsh``, ``{code-block} console``…), every inline code span that is such a command
+    (`` `vllm serve --headless` ``) or a run of options (`` `--max-num-seqs 256` ``; it passes when some
+    ``vllm`` subcommand takes it; a single-dash word of more than three letters, like ``-name``, is not taken
+    for an option) and every bare ``--option`` in prose is parsed with
     argparse's rules against ``ext/vllm_book/data/vllm-cli-<version>.json``, the pinned release's own parsers
     dumped by ``tools/dump_vllm_cli.py`` (``make cli-spec``).  What is checked: subcommands (``vllm bench
     <type>``), option names (exact, or a unique prefix where the parser allows abbreviations — vLLM's
@@ -15,7 +17,8 @@ commands
     values, choices, extra positional arguments, JSON-valued config arguments (the value parses as JSON,
     its top-level keys are fields of the config dataclass; ``--attention-config.flash_attn_version=2``
     dotted keys likewise).  Shell syntax handled: ``$ `` prompts (``console``: only prompt lines and their
-    continuations are commands; the rest is output), ``\\`` continuations, quotes, comments, ``|``,
+    continuations are commands; the rest is output; here-document bodies are data), ``\\`` continuations,
+    quotes, comments, ``|``,
     ``&&``, ``;``, ``VLLM_X=1 vllm …`` prefixes and ``env``/``sudo``/``nohup``/``time``; placeholders
     (``<model>``, ``$MODEL``, ``${X:-y}``, ``[options]``, ``...``) are accepted as values and positionals.
 variables
