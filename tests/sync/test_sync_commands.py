@@ -167,6 +167,7 @@ def test_valid_command_lines_pass(spec, line):
     ("vllm bench serv --model m", "`vllm bench` has no subcommand 'serv'"),
     ("vllm bench serve --model m --goodputt ttft:1", "unknown option --goodputt of `vllm bench serve` — closest: --goodput"),
     ("VLLM_X=1 vllm serve m --gpu-mem-util 0.9 | tee log", "unknown option --gpu-mem-util"),
+    ("vllm serve m --goodput ttft:500", "(--goodput is an option of `vllm bench serve`)"),
 ])
 def test_wrong_command_lines_fail(spec, line, message):
     got = cmd_issues(spec, line)
@@ -243,6 +244,10 @@ def test_opt_outs(tmp_path, tree):
         ```
 
         The removed `VLLM_USE_V1`{.no-cmd-check} and `--gpu-mem-util`{.no-cmd-check}; but `VLLM_USE_V1`.
+
+        {.no-cmd-check}
+        A whole paragraph: `VLLM_USE_V1`,
+        `vllm serve --gpu-mem-util 1`.
     """, tree)
     assert got == [
         "source/ch.md:16: unknown option --gpu-mem-util of `vllm serve` — closest: --gpu-memory-utilization",

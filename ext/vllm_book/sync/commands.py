@@ -702,7 +702,25 @@ def check_args(parser: Parser, args: list[Word], line: int, *, options_only: boo
     return issues
 
 
+def _elsewhere(spec: Spec, name: str, prog: str) -> str:
+    """`` (an option of `vllm bench serve`)`` when another parser of the release has *name*."""
+    progs = sorted({p.prog for p in spec.flat() if name in p.options and p.prog != prog},
+                   key=lambda x: (not x.startswith("vllm "), x))
+    return f" ({name} is an option of `{progs[0]}`)" if progs else ""
+
+
 def check_invocation(spec: Spec, inv: Invocation, tree: Path | None) -> list[Issue]:
+    issues = _check_invocation(spec, inv, tree)
+    out = []
+    for i in issues:
+        if i.message.startswith("unknown option "):
+            prog = i.message.split("`")[1] if "`" in i.message else ""
+            i = dataclasses.replace(i, message=i.message + _elsewhere(spec, i.name, prog))
+        out.append(i)
+    return out
+
+
+def _check_invocation(spec: Spec, inv: Invocation, tree: Path | None) -> list[Issue]:
     parser = spec.programs.get(inv.program)
     if parser is None:
         mod = inv.program.removeprefix("python -m ")
