@@ -415,3 +415,22 @@ def test_prompts_in_bash_blocks_and_here_documents(tmp_path, tree):
         "source/ch.md:4: unknown option --gpu-mem-util of `vllm serve` — closest: --gpu-memory-utilization",
         "source/ch.md:12: unknown option --nope of `vllm serve` — closest: --nnodes",
     ]
+
+
+def test_tree_facts_cache_is_invalidated_by_a_changed_file(tree, tmp_path):
+    cache = tmp_path / "cache"
+    C.tree_facts.cache_clear()
+    first = C.tree_facts(tree, cache)
+    assert (cache / "vllm-names.json").is_file()
+    C.tree_facts.cache_clear()
+    assert C.tree_facts(tree, cache) == first  # read back from the cache
+    envs = tree / "vllm" / "envs.py"
+    saved = envs.read_text(encoding="utf-8")
+    try:
+        envs.write_text(saved.replace('"VLLM_PORT": lambda', '"VLLM_PORT2": lambda: 1,\n    "VLLM_PORT": lambda'),
+                        encoding="utf-8")
+        C.tree_facts.cache_clear()
+        assert "VLLM_PORT2" in C.tree_facts(tree, cache).env_vars
+    finally:
+        envs.write_text(saved, encoding="utf-8")
+        C.tree_facts.cache_clear()

@@ -200,17 +200,57 @@ def _envs_keys(envs_py: Path) -> set[str]:
     raise ValueError(f"{envs_py}: no environment_variables dict")
 
 
+def _scanned_files(tree: Path) -> list[Path]:
+    return sorted([*tree.glob("vllm/**/*.py"), tree / "setup.py", tree / "CMakeLists.txt",
+                   *(p for p in tree.glob("cmake/**/*") if p.is_file()),
+                   *(p for p in tree.glob("csrc/**/*") if p.suffix in _CODE_SUFFIXES)])
+
+
+CACHE_SCHEMA = 1
+
+
 @functools.lru_cache(maxsize=4)
-def tree_facts(tree: Path) -> TreeFacts:
-    """A static scan of the provisioned tree (about a second; nothing is imported)."""
+def tree_facts(tree: Path, cache_dir: Path | None = None) -> TreeFacts:
+    """A static scan of the provisioned tree (about a second; nothing is imported).  With *cache_dir* the result
+    is kept in ``vllm-names.json`` there, valid while every scanned file keeps its size and mtime."""
     tree = Path(tree)
+    files = _scanned_files(tree)
+    if cache_dir is None:
+        return _scan_tree(tree, files)
+    import hashlib
+
+    h = hashlib.sha256(f"{CACHE_SCHEMA}\0{tree}".encode())
+    for p in files:
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        h.update(f"{p.relative_to(tree).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    key = h.hexdigest()
+    cache = Path(cache_dir) / "vllm-names.json"
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data.get("key") == key:
+            return TreeFacts(data["env_vars"], frozenset(data["identifiers"]), data["metrics"], data["has_envs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    facts = _scan_tree(tree, files)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"key": key, "env_vars": facts.env_vars, "identifiers": sorted(facts.identifiers),
+                                   "metrics": facts.metrics, "has_envs": facts.has_envs}), encoding="utf-8")
+        tmp.replace(cache)
+    except OSError:
+        pass
+    return facts
+
+
+def _scan_tree(tree: Path, files: list[Path]) -> TreeFacts:
     envs_py = tree / "vllm" / "envs.py"
     env_vars = {k: "vllm/envs.py" for k in sorted(_envs_keys(envs_py))} if envs_py.is_file() else {}
     idents: set[str] = set()
     metrics: dict[str, str | None] = {}
-    files = sorted([*tree.glob("vllm/**/*.py"), tree / "setup.py", tree / "CMakeLists.txt",
-                    *(p for p in tree.glob("cmake/**/*") if p.is_file()),
-                    *(p for p in tree.glob("csrc/**/*") if p.suffix in _CODE_SUFFIXES)])
     for p in files:
         try:
             text = p.read_text(encoding="utf-8", errors="replace")
@@ -940,8 +980,8 @@ def _check_inline_options(spec: Spec, words: list[Word], line: int) -> list[Issu
             if i.message.startswith("unknown option") else i for i in best or []]
 
 
-def check_pages(root: Path, pages: list[mdscan.Page], tree: Path | None, version: str | None
-                ) -> tuple[list[Problem], dict[str, object]]:
+def check_pages(root: Path, pages: list[mdscan.Page], tree: Path | None, version: str | None,
+                cache_dir: Path | None = None) -> tuple[list[Problem], dict[str, object]]:
     """The commands/variables/metrics checks of ``make validate``."""
     stats: dict[str, set] = {k: set() for k in ("commands", "block_commands", "options", "variables", "identifiers",
                                                "metrics", "unchecked")}
@@ -964,7 +1004,7 @@ def check_pages(root: Path, pages: list[mdscan.Page], tree: Path | None, version
     facts = None
     if tree is not None:
         try:
-            facts = tree_facts(Path(tree).resolve())
+            facts = tree_facts(Path(tree).resolve(), Path(cache_dir) if cache_dir else None)
         except (OSError, ValueError, SyntaxError) as exc:
             out.append(Problem("vllm-pin.toml", 1, f"cannot scan the tree for variables and metrics: {exc}",
                                "run: make vllm", "variables"))

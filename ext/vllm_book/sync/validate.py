@@ -366,7 +366,7 @@ def run(root: Path, profile: str = "contracts", *, diagrams: bool = True) -> Res
         tree = pin_mod.source_root(root)
     except pin_mod.ProvisionError:
         tree = None
-    p, cstats = commands.check_pages(root, pages, tree, pin.version if pin else None)
+    p, cstats = commands.check_pages(root, pages, tree, pin.version if pin else None, index_cache(root))
     problems += p
     stats.update(cstats)
     if diagrams:
