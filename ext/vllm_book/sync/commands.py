@@ -500,9 +500,14 @@ class Issue:
 _NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
+_SUGGEST = True  # False while _check_inline_options only tries parsers (difflib is the costly part)
+
+
 def closest(name: str, candidates, cutoff: float = 0.55) -> str:
     """The most similar candidate (difflib), ties and near-ties broken by the longer common prefix:
     ``VLLM_USE_V1`` → ``VLLM_USE_V2_MODEL_RUNNER`` rather than ``VLLM_CPU_CI_ENV``."""
+    if not _SUGGEST:
+        return ""
     cands = difflib.get_close_matches(name, list(candidates), n=8, cutoff=cutoff)
     if not cands:
         return ""
@@ -967,13 +972,20 @@ def check_page(page: mdscan.Page, spec: Spec | None, facts: TreeFacts | None, tr
 def _check_inline_options(spec: Spec, words: list[Word], line: int) -> list[Issue]:
     """A run of options in prose (`` `--max-num-seqs 256` ``): fine when one parser of the release takes it
     (``vllm serve`` first, then ``vllm bench …``); otherwise the problems of the closest parser."""
+    global _SUGGEST
     best: list[Issue] | None = None
-    for p in spec.flat():
-        got = check_args(p, words, line, options_only=True)
-        if not got:
-            return []
-        if best is None or len(got) < len(best):
-            best = got
+    best_p = None
+    _SUGGEST = False
+    try:
+        for p in spec.flat():
+            got = check_args(p, words, line, options_only=True)
+            if not got:
+                return []
+            if best is None or len(got) < len(best):
+                best, best_p = got, p
+    finally:
+        _SUGGEST = True
+    best = check_args(best_p, words, line, options_only=True) if best_p is not None else []
     names = sorted({o for p in spec.flat() for o in p.options})
     return [dataclasses.replace(i, message=i.message.split(" of `")[0] + " of any vllm command",
                                 closest=closest(i.name, names) or i.closest)
