@@ -434,3 +434,23 @@ def test_tree_facts_cache_is_invalidated_by_a_changed_file(tree, tmp_path):
     finally:
         envs.write_text(saved, encoding="utf-8")
         C.tree_facts.cache_clear()
+
+
+def test_directive_titles_and_bodies_carry_the_directive_classes(tmp_path, tree):
+    got = check(tmp_path, """
+        # T
+
+        ```{admonition} 没有 VLLM_ATTENTION_BACKEND 了
+        :class: warning
+        正文 `VLLM_ATTENTION_BACKEND=FLASHINFER`。
+        ```
+
+        :::{admonition} 没有 VLLM_ATTENTION_BACKEND 了
+        :class: warning no-cmd-check
+        正文 `VLLM_ATTENTION_BACKEND=FLASHINFER` 与 `--gpu-mem-util`。
+        :::
+    """, tree)
+    assert got == [
+        "source/ch.md:3: VLLM_ATTENTION_BACKEND is not an environment variable of the tree",
+        "source/ch.md:5: VLLM_ATTENTION_BACKEND is not an environment variable of the tree",
+    ]

@@ -39,7 +39,7 @@ metrics
 
 An error names the file and line, the bad name and the closest real one (:mod:`difflib`).  Opt-outs, for an
 example that is wrong on purpose: the class ``no-cmd-check`` (``:class: no-cmd-check`` on a
-``{code-block}``, a ``{.no-cmd-check}`` line before a fence or a paragraph, `` `VLLM_USE_V1`{.no-cmd-check} ``
+``{code-block}`` or an admonition (title and body), a ``{.no-cmd-check}`` line before a fence or a paragraph, `` `VLLM_USE_V1`{.no-cmd-check} ``
 inline), or a shell comment ``# vllm-book: no-check`` on a command (skips that command only).
 """
 

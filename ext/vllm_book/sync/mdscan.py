@@ -149,6 +149,7 @@ class _Fence:
     yaml_done: bool = False
     lang: str = ""
     classes: set[str] = dataclasses.field(default_factory=set)
+    title: tuple[int, str] | None = None  # the argument of a Markdown directive (an admonition's title)
 
 
 def _classes(attrs: str) -> list[str]:
@@ -197,6 +198,8 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
         m = _FENCE_OPEN.match(line)
         if top is not None and m and m.group("fence")[0] == top.char and len(m.group("fence")) >= top.count \
                 and not m.group("info").strip():
+            if top.title is not None:
+                _emit_title(page, top, stack)
             stack.pop()
             _close(page, top)
             continue
@@ -211,7 +214,10 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
         if top is not None and top.name and not top.options_done:
             if _directive_option(page, top, lineno, line):
                 continue
+        if top is not None and top.title is not None:
+            _emit_title(page, top, stack)
         opted = any(f.opted_out for f in stack)
+        inherited = frozenset(c for f in stack if not f.literal for c in f.classes)
         # -- HTML comments (may span lines)
         if in_comment:
             if "-->" in line:
@@ -245,6 +251,8 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
                     f = _Fence(fence[0], len(fence), lineno, name, literal, name not in UNCHECKED_DIRECTIVES,
                                opt_out_next or (name in ("div", "container") and OPT_OUT_CLASS in args.split()),
                                lang=args.split()[0] if args else "", classes=set(classes_next))
+                    if not literal and args and name not in PATH_DIRECTIVES:
+                        f.title = (lineno, args)
                     if name in SRC_DIRECTIVES:
                         page.anchors.append(Anchor(lineno, args, "directive", line.strip()))
                     elif not opted and not f.opted_out and name not in ("mermaid", "raw"):
@@ -282,7 +290,7 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
             hm = _H1.match(line)
             if hm:
                 page.h1 = (hm.group("title").strip(), lineno)
-        _scan_inline(page, lineno, line, opted or para_opted_out, para_classes)
+        _scan_inline(page, lineno, line, opted or para_opted_out, para_classes | inherited)
     for f in reversed(stack):
         page.problems.append((f.line, f"the fence opened here ({f.char * f.count}{'{' + f.name + '}' if f.name else ''}) is never closed",
                               f"close it with a line of {f.char * f.count}"))
@@ -338,6 +346,17 @@ def _label(page: Page, label: str, lineno: int) -> None:
 
 
 CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode"})
+#: Markdown directives whose argument is a path, not text
+PATH_DIRECTIVES = frozenset({"figure", "image", "include", "card-carousel", "container", "div"})
+
+
+def _emit_title(page: Page, f: _Fence, stack: list[_Fence]) -> None:
+    """The directive's argument as a prose span, with the classes of it and of the directives around it."""
+    assert f.title is not None
+    lineno, text = f.title
+    f.title = None
+    classes = frozenset(c for g in stack if not g.literal for c in g.classes)
+    page.spans.append(Span(lineno, text, False, classes))
 
 
 def _close(page: Page, f: _Fence) -> None:
