@@ -19,6 +19,10 @@ SPHINXBUILD  := $(VENV)/bin/sphinx-build
 STAMP        := $(VENV)/.installed
 MERMAID_JS   := source/_static/mermaid/mermaid.esm.min.mjs
 VLLM_STAMP   := vllm/.vllm-book-provenance.json
+# the pinned vLLM installed from PyPI (7 GB): only `make cli-spec` (and the experiments) need it, never html/validate
+VLLM_VENV    := .venv-vllm
+VLLM_VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' vllm-pin.toml | head -n 1)
+CLI_SPEC     := ext/vllm_book/data/vllm-cli-$(VLLM_VERSION).json
 ifeq ($(BOOK_LANG),zh_CN)
   OUT        := $(BUILDDIR)
 else
@@ -28,7 +32,7 @@ SPHINXENV    := BOOK_LANG=$(BOOK_LANG)
 
 .DEFAULT_GOAL := help
 .PHONY: help html epub pdf test validate impact refresh bench gettext intl-update serve clean \
-        venv vllm mermaid-js node-tools
+        venv vllm mermaid-js node-tools cli-spec
 
 help: ## list the targets
 	@echo "《vLLM 学习手册》 make targets (BOOK_LANG=$(BOOK_LANG)):"
@@ -51,6 +55,14 @@ vllm: $(STAMP) ## provision vllm/ (submodule, or the sha256-verified PyPI sdist)
 
 $(VLLM_STAMP): $(STAMP) vllm-pin.toml
 	@$(PY) -m vllm_book.pin provision
+
+$(VLLM_VENV)/.installed: vllm-pin.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found"; exit 2; }
+	@echo "installing vllm==$(VLLM_VERSION) from PyPI into $(VLLM_VENV): about 7 GB (torch and the CUDA wheels),"
+	@echo "about 7 minutes on a 2-core machine (pip's download cache is reused). Only cli-spec needs it."
+	@test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet vllm==$(VLLM_VERSION)
+	@touch $@
 
 node_modules/mermaid/package.json: package.json package-lock.json
 	@bash tools/ensure-node.sh
@@ -102,9 +114,15 @@ impact: $(PREREQS) ## report what upgrading to TO=<release> does to the book
 	@test -n "$(TO)" || { echo "usage: make impact TO=<vLLM release, e.g. 0.33.0>"; exit 2; }
 	$(PY) -m vllm_book.sync impact --to $(TO)
 
-refresh: $(PREREQS) ## move the pin to TO=<release|sha>; marks affected chapters for review
+refresh: $(PREREQS) ## move the pin to TO=<release|sha>; marks affected chapters for review; regenerates the CLI spec
 	@test -n "$(TO)" || { echo "usage: make refresh TO=<vLLM release or commit>"; exit 2; }
 	$(PY) -m vllm_book.sync refresh --to $(TO)
+	@# the pin moved: the CLI spec of the new release (installs it into $(VLLM_VENV), 7 GB); SKIP_CLI_SPEC=1 defers it
+	@# (validate then fails until `make cli-spec` has run)
+	$(if $(SKIP_CLI_SPEC),@echo "skipped: make cli-spec (validate fails until it runs)",$(MAKE) cli-spec)
+
+cli-spec: $(VLLM_VENV)/.installed ## regenerate the vLLM CLI spec that validate checks the book's commands against
+	$(VLLM_VENV)/bin/python tools/dump_vllm_cli.py --pin vllm-pin.toml
 
 bench: $(PREREQS) node-tools ## measure build times and sizes (writes bench/results.json; BENCH_ARGS="--synthetic 60")
 	$(PY) bench/bench.py $(BENCH_ARGS)

@@ -97,6 +97,26 @@ class Diagram:
     text: str
 
 
+@dataclasses.dataclass(frozen=True)
+class CodeBlock:
+    """A literal code block: a plain fence or a ``{code-block}``/``{code}`` directive (for :mod:`.commands`)."""
+
+    line: int  # line of the opening fence
+    lang: str  # the fence's info word, or the directive's argument
+    classes: frozenset[str]  # :class: option, or a {.class} block attribute line before the fence
+    lines: tuple[tuple[int, str], ...]  # (.md line, text) of the body
+
+
+@dataclasses.dataclass(frozen=True)
+class Span:
+    """A run of one line's prose text or one inline code span (role text is not a span)."""
+
+    line: int
+    text: str
+    code: bool
+    classes: frozenset[str]  # {.class} after the code span, or of the paragraph's block attribute
+
+
 @dataclasses.dataclass
 class Page:
     path: Path
@@ -109,6 +129,8 @@ class Page:
     labels: dict[str, int] = dataclasses.field(default_factory=dict)
     unmanaged: list[Unmanaged] = dataclasses.field(default_factory=list)
     diagrams: list[Diagram] = dataclasses.field(default_factory=list)
+    code_blocks: list[CodeBlock] = dataclasses.field(default_factory=list)
+    spans: list[Span] = dataclasses.field(default_factory=list)
     problems: list[tuple[int, str, str]] = dataclasses.field(default_factory=list)  # (line, message, fix)
 
 
@@ -125,6 +147,9 @@ class _Fence:
     options_done: bool = False
     in_yaml: bool = False
     yaml_done: bool = False
+    lang: str = ""
+    classes: set[str] = dataclasses.field(default_factory=set)
+    title: tuple[int, str] | None = None  # the argument of a Markdown directive (an admonition's title)
 
 
 def _classes(attrs: str) -> list[str]:
@@ -162,6 +187,8 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
     stack: list[_Fence] = []
     opt_out_next = False  # a {.no-src-check} block attribute applies to the next block
     para_opted_out = False
+    classes_next: set[str] = set()  # the classes of a {.a .b} block attribute line, for the next block
+    para_classes: frozenset[str] = frozenset()
     in_comment = False
     for n in range(i, len(lines)):
         lineno = n + 1
@@ -171,6 +198,8 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
         m = _FENCE_OPEN.match(line)
         if top is not None and m and m.group("fence")[0] == top.char and len(m.group("fence")) >= top.count \
                 and not m.group("info").strip():
+            if top.title is not None:
+                _emit_title(page, top, stack)
             stack.pop()
             _close(page, top)
             continue
@@ -185,7 +214,10 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
         if top is not None and top.name and not top.options_done:
             if _directive_option(page, top, lineno, line):
                 continue
+        if top is not None and top.title is not None:
+            _emit_title(page, top, stack)
         opted = any(f.opted_out for f in stack)
+        inherited = frozenset(c for f in stack if not f.literal for c in f.classes)
         # -- HTML comments (may span lines)
         if in_comment:
             if "-->" in line:
@@ -201,6 +233,7 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
         stripped = line.strip()
         if not stripped:
             para_opted_out = False
+            para_classes = frozenset()
             continue
         if stripped.startswith("%"):
             continue
@@ -216,30 +249,39 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
                     args = dm.group("args").strip()
                     literal = name in LITERAL_DIRECTIVES
                     f = _Fence(fence[0], len(fence), lineno, name, literal, name not in UNCHECKED_DIRECTIVES,
-                               opt_out_next or (name in ("div", "container") and OPT_OUT_CLASS in args.split()))
+                               opt_out_next or (name in ("div", "container") and OPT_OUT_CLASS in args.split()),
+                               lang=args.split()[0] if args else "", classes=set(classes_next))
+                    if not literal and args and name not in PATH_DIRECTIVES:
+                        f.title = (lineno, args)
                     if name in SRC_DIRECTIVES:
                         page.anchors.append(Anchor(lineno, args, "directive", line.strip()))
                     elif not opted and not f.opted_out and name not in ("mermaid", "raw"):
                         _check_unmanaged(page, lineno, args, col0=line.find(args) if args else 0)
                 else:
                     lang = info.split()[0] if info else ""
-                    f = _Fence(fence[0], len(fence), lineno, "", True, True, opt_out_next or opted, options_done=True)
+                    f = _Fence(fence[0], len(fence), lineno, "", True, True, opt_out_next or opted, options_done=True,
+                               lang=lang, classes=set(classes_next))
                     if lang == "mermaid":
                         page.problems.append((lineno, "a ```mermaid fence renders as a code block, not a diagram",
                                               "write the fence as ```{mermaid}"))
                 if opted:
                     f.opted_out = True
                 opt_out_next = False
+                classes_next = set()
                 stack.append(f)
                 continue
         am = _ATTR_BLOCK.match(line)
         if am and not stripped.startswith("{{"):
             if OPT_OUT_CLASS in _classes(am.group("attrs")):
                 opt_out_next = True
+            classes_next = set(_classes(am.group("attrs")))
             continue
         if opt_out_next:
             para_opted_out = True
             opt_out_next = False
+        if classes_next:
+            para_classes = frozenset(classes_next)
+            classes_next = set()
         lm = _LABEL.match(line)
         if lm:
             _label(page, lm.group("label"), lineno)
@@ -248,7 +290,7 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
             hm = _H1.match(line)
             if hm:
                 page.h1 = (hm.group("title").strip(), lineno)
-        _scan_inline(page, lineno, line, opted or para_opted_out)
+        _scan_inline(page, lineno, line, opted or para_opted_out, para_classes | inherited)
     for f in reversed(stack):
         page.problems.append((f.line, f"the fence opened here ({f.char * f.count}{'{' + f.name + '}' if f.name else ''}) is never closed",
                               f"close it with a line of {f.char * f.count}"))
@@ -284,6 +326,8 @@ def _option(page: Page, f: _Fence, lineno: int, line: str) -> None:
     if not om:
         return
     key, value = om.group("key"), (om.group("value") or "").strip()
+    if key == "class":
+        f.classes.update(value.split())
     if key == "class" and OPT_OUT_CLASS in value.split():
         f.opted_out = True
     elif key == "name" and value:
@@ -301,7 +345,23 @@ def _label(page: Page, label: str, lineno: int) -> None:
         page.labels[key] = lineno
 
 
+CODE_DIRECTIVES = frozenset({"code-block", "code", "sourcecode"})
+#: Markdown directives whose argument is a path, not text
+PATH_DIRECTIVES = frozenset({"figure", "image", "include", "card-carousel", "container", "div"})
+
+
+def _emit_title(page: Page, f: _Fence, stack: list[_Fence]) -> None:
+    """The directive's argument as a prose span, with the classes of it and of the directives around it."""
+    assert f.title is not None
+    lineno, text = f.title
+    f.title = None
+    classes = frozenset(c for g in stack if not g.literal for c in g.classes)
+    page.spans.append(Span(lineno, text, False, classes))
+
+
 def _close(page: Page, f: _Fence) -> None:
+    if f.literal and (not f.name or f.name in CODE_DIRECTIVES):
+        page.code_blocks.append(CodeBlock(f.line, f.lang, frozenset(f.classes), tuple(f.body)))
     if f.name == "mermaid" and f.body:
         first = f.body[0][0]
         page.diagrams.append(Diagram(f.line, first, "\n".join(t for _n, t in f.body)))
@@ -322,10 +382,11 @@ def _closing_ticks(line: str, start: int, n: int) -> int:
     return -1
 
 
-def _scan_inline(page: Page, lineno: int, line: str, opted_out: bool) -> None:
-    """Roles, code spans and links of one line of prose."""
+def _scan_inline(page: Page, lineno: int, line: str, opted_out: bool, classes: frozenset[str] = frozenset()) -> None:
+    """Roles, code spans and links of one line of prose (*classes*: of the paragraph, for its spans)."""
     pos = 0
     plain: list[tuple[int, str]] = []  # (col, text) checked for raw source lines
+    code_cols: set[int] = set()  # cols in *plain* that start a code span or an attributed [span]
     n = len(line)
     seg_start = 0
     while pos < n:
@@ -353,6 +414,9 @@ def _scan_inline(page: Page, lineno: int, line: str, opted_out: bool) -> None:
             after = end + len(ticks)
             am = _INLINE_ATTR.match(line, after)
             plain.append((seg_start, line[seg_start:pos]))
+            span_classes = classes | frozenset(_classes(am.group("attrs")) if am else ())
+            page.spans.append(Span(lineno, line[tm.end():end], True, span_classes))
+            code_cols.add(tm.end())
             if not (am and OPT_OUT_CLASS in _classes(am.group("attrs"))):
                 plain.append((tm.end(), line[tm.end():end]))
             pos = am.end() if am else after
@@ -364,7 +428,7 @@ def _scan_inline(page: Page, lineno: int, line: str, opted_out: bool) -> None:
                 dest = (lm.group("dest1") if lm.group("dest1") is not None else lm.group("dest2")) or ""
                 plain.append((seg_start, line[seg_start:pos]))
                 text_col = pos + line[pos:].find("[") + 1
-                _scan_inline_text(page, lineno, lm.group("text"), opted_out, text_col, plain)
+                _scan_inline_text(page, lineno, lm.group("text"), opted_out, text_col, plain, classes)
                 _link(page, lineno, dest, bool(lm.group("bang")), lm.group(0), opted_out, lm.end("text") + 2)
                 pos = lm.end()
                 seg_start = pos
@@ -373,23 +437,33 @@ def _scan_inline(page: Page, lineno: int, line: str, opted_out: bool) -> None:
             close = line.find("]", pos)
             if close != -1:
                 am = _INLINE_ATTR.match(line, close + 1)
-                if am and OPT_OUT_CLASS in _classes(am.group("attrs")):
+                if am and _classes(am.group("attrs")):
+                    span_classes = frozenset(_classes(am.group("attrs")))
                     plain.append((seg_start, line[seg_start:pos]))
+                    page.spans.append(Span(lineno, line[pos + 1:close], False, classes | span_classes))
+                    if OPT_OUT_CLASS not in span_classes:
+                        plain.append((pos + 1, line[pos + 1:close]))  # still checked for raw source lines
+                        code_cols.add(pos + 1)
                     pos = am.end()
                     seg_start = pos
                     continue
         pos += 1
     plain.append((seg_start, line[seg_start:]))
+    # prose runs, for the name checks of .commands (code spans were added above, in order of appearance)
+    for c, t in plain:
+        if t.strip() and c not in code_cols:
+            page.spans.append(Span(lineno, t, False, classes))
     if not opted_out:
         for col, text in plain:
             _check_unmanaged(page, lineno, text, col)
 
 
 def _scan_inline_text(page: Page, lineno: int, text: str, opted_out: bool, col: int,
-                      plain: list[tuple[int, str]]) -> None:
+                      plain: list[tuple[int, str]], classes: frozenset[str] = frozenset()) -> None:
     """Link text may hold roles and code spans: scan it as a nested line."""
     sub = Page(page.path, page.docname, {})
-    _scan_inline(sub, lineno, text, opted_out)
+    _scan_inline(sub, lineno, text, opted_out, classes)
+    page.spans.extend(sub.spans)
     page.anchors.extend(sub.anchors)
     page.references.extend(sub.references)
     page.unmanaged.extend(Unmanaged(u.line, u.col + col, u.text) for u in sub.unmanaged)

@@ -297,6 +297,10 @@ def render_checklist(rep: impact.Report, cur, full: str, how: str, broken, chang
     a("")
     a("## Finally")
     a("")
+    a(f"- [ ] `ext/vllm_book/data/vllm-cli-{rep.to_version}.json` is the new release's CLI spec: `make refresh` runs "
+      "`make cli-spec` (it installs the release into `.venv-vllm`, about 7 GB); run it yourself after "
+      "`SKIP_CLI_SPEC=1` or a refresh without make. Commit it with the pin: validate checks every command line "
+      "of the book against it")
     a("- [ ] `make validate` passes (and `make validate PROFILE=full` once every written chapter is re-reviewed)")
     a("- [ ] `make html` builds without warnings")
     a("- [ ] commit the pin move, the anchor fixes and the reviews together")

@@ -23,6 +23,11 @@ links
     chapter ``prerequisites`` exist.
 diagrams
     every ``{mermaid}`` diagram parses with the pinned Mermaid.
+commands / variables / metrics
+    every ``vllm …`` / ``python -m vllm.…`` command line (shell blocks and inline code) parses with the
+    pinned release's own argument parsers (``ext/vllm_book/data/vllm-cli-<version>.json``, ``make cli-spec``);
+    every ``VLLM_*`` name is an environment variable of ``vllm/envs.py`` (or read elsewhere in the tree) and
+    every ``vllm:*`` name a metric of the tree (see :mod:`.commands`).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from .. import curriculum as cur_mod
 from .. import pin as pin_mod
 from ..anchors.lint import OPT_OUT_CLASS
 from ..anchors.resolve import AnchorError, resolve
-from . import mdscan, mermaid, pinfiles, review
+from . import commands, mdscan, mermaid, pinfiles, review
 from .common import README, REVIEW_FILE, SOURCE_DIR, Problem, build_tree_index, chapter_pattern, git, index_cache, pin_line, rel
 
 PROFILES = ("contracts", "full")
@@ -357,6 +362,13 @@ def run(root: Path, profile: str = "contracts", *, diagrams: bool = True) -> Res
         problems.append(Problem(pin_mod.PIN_FILE, pin_line(root, "commit"),
                                 f"{stats['anchors']} source anchors were not checked: vllm/ is not provisioned at the pin",
                                 "run: make vllm", "anchors"))
+    try:
+        tree = pin_mod.source_root(root)
+    except pin_mod.ProvisionError:
+        tree = None
+    p, cstats = commands.check_pages(root, pages, tree, pin.version if pin else None, index_cache(root))
+    problems += p
+    stats.update(cstats)
     if diagrams:
         p, dstats = check_diagrams(root, pages)
         problems += p
@@ -373,7 +385,10 @@ def report(result: Result) -> str:
     lines = [p.format() for p in result.problems]
     s = result.stats
     checked = (f"{s.get('pages', 0)} pages, {s.get('chapters', 0)} curriculum chapters ({s.get('written', 0)} written), "
-               f"{s.get('anchors', 0)} source anchors, {s.get('diagrams', 0)} Mermaid diagrams")
+               f"{s.get('anchors', 0)} source anchors, {s.get('diagrams', 0)} Mermaid diagrams, "
+               f"{s.get('commands', 0)} vllm command lines ({s.get('block_commands', 0)} in shell blocks) + "
+               f"{s.get('inline_options', 0)} option runs in prose, "
+               f"{s.get('variables', 0)} VLLM_* names, {s.get('metrics', 0)} vllm:* metric names")
     if result.ok:
         lines.append(f"validate (profile {result.profile}): OK — 0 errors; checked the pin, {checked} in {result.seconds:.1f}s")
     else:
