@@ -31,6 +31,7 @@ class Chapter:
     status: str
     part: str
     line: int  # line of the record in curriculum.toml
+    hook: str = ""  # one line: why read it (home page, part pages)
 
     @property
     def written(self) -> bool:
@@ -85,7 +86,7 @@ def load(path: Path) -> Curriculum:
                 chapters.append(Chapter(
                     path=c["path"], title=c["title"], level=c["level"], tracks=tuple(c.get("tracks", ())),
                     environments=tuple(c.get("environments", ())), source_areas=tuple(c.get("source_areas", ())),
-                    status=c.get("status", "planned"), part=p["dir"], line=line))
+                    status=c.get("status", "planned"), part=p["dir"], line=line, hook=c.get("hook", "")))
             except KeyError as exc:
                 raise CurriculumError(f"{path}:{line}: chapter record lacks {exc}") from None
         parts.append(Part(p["dir"], p["title"], p.get("title_en", ""), tuple(chapters), n))
@@ -109,6 +110,11 @@ def check(cur: Curriculum, source_dir: Path) -> list[tuple[str, int, str]]:
             for v in value:
                 if v not in allowed:
                     problems.append((*where, f"{ch.path}: {field} {v!r} is not one of {', '.join(allowed)}"))
+        if not isinstance(ch.hook, str) or not ch.hook.strip():
+            problems.append((*where, f"{ch.path} has no hook; add hook = \"…\" (one line in our words: why a reader "
+                                     f"should read it; the home page and the part page show it)"))
+        elif len(ch.hook) > 60:
+            problems.append((*where, f"{ch.path}: hook is {len(ch.hook)} characters; keep it to one line of at most 60"))
         exists = (source_dir / f"{ch.path}.md").is_file()
         if ch.written and not exists:
             problems.append((*where, f"{ch.path} has status = \"written\" but source/{ch.path}.md does not exist; "

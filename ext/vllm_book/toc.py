@@ -3,8 +3,9 @@
 Directives (all take their data from the curriculum, never from the page):
 
 * ``book-parts`` — the root toctree: one entry per part index page.
-* ``part-chapters`` *part-dir* — the part's toctree of written chapters,
-  followed by a list of the planned ones (plain text, no empty pages).
+* ``part-chapters`` *part-dir* — every chapter of the part with its hook, linked when written, marked
+  编写中 when planned (no empty pages); a hidden toctree of the written ones keeps the navigation, the
+  EPUB/PDF order and their tables of contents as they were.
 * ``track`` *name* — a learning path: its chapters in reading order, linked
   when written, marked 编写中 when planned.
 
@@ -81,6 +82,15 @@ class _CurriculumDirective(SphinxDirective):
     def doc(self, docname: str) -> str:
         return "/" + docname
 
+    def link(self, c: cur_mod.Chapter) -> list[nodes.Node]:
+        ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=self.doc(c.path),
+                                    refexplicit=True, refwarn=True, refdoc=self.env.docname)
+        ref += nodes.inline(c.title, c.title)
+        return [ref]
+
+    def hook(self, c: cur_mod.Chapter) -> list[nodes.Node]:
+        return [nodes.Text(" — "), nodes.inline(c.hook, c.hook, classes=["chapter-hook"])] if c.hook else []
+
 
 class BookParts(_CurriculumDirective):
     """The root toctree: every part's index page (it lists written and planned chapters)."""
@@ -103,14 +113,14 @@ class PartChapters(_CurriculumDirective):
         if part is None:
             raise self.error(f"part {self.arguments[0]!r} is not in {cur.path.name}; "
                              f"known: {', '.join(p.dir for p in cur.parts)}")
-        out: list[nodes.Node] = [_toctree(self.env.docname, [c.path for c in part.chapters if c.written])]
-        planned = [c for c in part.chapters if not c.written]
-        if planned:
-            blist = nodes.bullet_list(classes=["planned-chapters"])
-            for c in planned:
-                para = nodes.paragraph("", "", *self.planned(c.title))
-                blist += nodes.list_item("", para)
-            out.append(blist)
+        out: list[nodes.Node] = [_toctree(self.env.docname, [c.path for c in part.chapters if c.written],
+                                          hidden=True)]
+        blist = nodes.bullet_list(classes=["part-chapters"])
+        for c in part.chapters:
+            para = nodes.paragraph("", "", *(self.link(c) if c.written else self.planned(c.title)))
+            para += self.hook(c)
+            blist += nodes.list_item("", para, classes=["planned-chapter"] if not c.written else [])
+        out.append(blist)
         return out
 
 
@@ -124,15 +134,9 @@ class Track(_CurriculumDirective):
             raise self.error(f"unknown track {name!r}; use one of {', '.join(cur_mod.TRACKS)}")
         enum = nodes.enumerated_list(classes=["learning-path"])
         for c in cur.track(name):
-            para = nodes.paragraph()
-            if c.written:
-                ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=self.doc(c.path),
-                                            refexplicit=True, refwarn=True, refdoc=self.env.docname)
-                ref += nodes.inline(c.title, c.title)
-                para += ref
-            else:
-                para += self.planned(c.title)
+            para = nodes.paragraph("", "", *(self.link(c) if c.written else self.planned(c.title)))
             para += nodes.Text(f" · {labels(self.config).get(c.level, c.level)}")
+            para += self.hook(c)
             enum += nodes.list_item("", para)
         return [enum]
 

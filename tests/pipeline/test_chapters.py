@@ -41,10 +41,13 @@ def test_toctree_and_tracks_come_from_the_curriculum(built):
     assert 'href="01-good.html"' in part and 'href="02-bad.html"' in part
     assert "以后再写" in part and "编写中" in part
     assert "03-later.html" not in part  # planned chapters get no page
+    # every chapter, written or planned, with its hook beside the title
+    assert part.count('class="chapter-hook"') == 4 and "为什么读《以后再写》" in part
     index = (built.outdir / "index.html").read_text()
     track = index[index.index('learning-path') :]
     assert track.index("好的一章") < track.index("规定的标题")  # quickstart order
     assert "以后再写" not in index.split("learning-path")[1].split("</ol>")[0]
+    assert "为什么读《好的一章》" in track  # the learning paths show the hooks too
 
 
 def test_chinese_search_indexes_words(built):

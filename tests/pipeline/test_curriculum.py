@@ -12,6 +12,7 @@ RECORD = """
 [[part.chapter]]
 path = "{path}"
 title = "{title}"
+hook = "{hook}"
 level = "{level}"
 tracks = ["internals"]
 environments = ["no-gpu"]
@@ -22,7 +23,7 @@ status = "{status}"
 
 def make(tmp_path: Path, records: list[dict[str, str]], files: list[str]) -> list[tuple[str, int, str]]:
     text = '[[part]]\ndir = "01-a"\ntitle = "A"\n' + "".join(
-        RECORD.format(**{"level": "入门", "title": "T", "status": "written", **r}) for r in records)
+        RECORD.format(**{"level": "入门", "title": "T", "status": "written", "hook": "为什么读它", **r}) for r in records)
     (tmp_path / "curriculum.toml").write_text(text)
     src = tmp_path / "source"
     for f in files:
@@ -59,3 +60,10 @@ def test_the_real_curriculum_has_61_chapters_in_9_parts():
     cur = curriculum.load(REPO / "curriculum.toml")
     assert len(cur.parts) == 9 and len(cur.chapters()) == 61
     assert curriculum.check(cur, REPO / "source") == []
+
+
+def test_every_chapter_needs_a_one_line_hook(tmp_path):
+    (problem,) = make(tmp_path, [{"path": "01-a/01-x", "hook": ""}], ["01-a/01-x.md"])
+    assert problem[1] == 5 and "01-a/01-x has no hook; add hook = " in problem[2]
+    (problem,) = make(tmp_path, [{"path": "01-a/01-x", "hook": "长" * 61}], ["01-a/01-x.md"])
+    assert "hook is 61 characters" in problem[2]
