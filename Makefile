@@ -31,7 +31,7 @@ endif
 SPHINXENV    := BOOK_LANG=$(BOOK_LANG)
 
 .DEFAULT_GOAL := help
-.PHONY: help html epub pdf test validate impact refresh bench gettext intl-update serve clean \
+.PHONY: help html epub pdf test validate impact refresh bench gettext intl-update serve clean new-chapter \
         venv vllm mermaid-js node-tools cli-spec
 
 help: ## list the targets
@@ -126,6 +126,13 @@ cli-spec: $(VLLM_VENV)/.installed ## regenerate the vLLM CLI spec that validate 
 
 bench: $(PREREQS) node-tools ## measure build times and sizes (writes bench/results.json; BENCH_ARGS="--synthetic 60")
 	$(PY) bench/bench.py $(BENCH_ARGS)
+
+# -- authoring ------------------------------------------------------------------
+
+# CHAPTER, not PATH: a make variable named PATH would replace the shell's search path in the recipe.
+new-chapter: $(STAMP) ## start a chapter: CHAPTER=<part>/<NN-topic> [TITLE=… HOOK=… LEVEL=…] from docs/chapter-template.md
+	@test -n "$(CHAPTER)" || { echo 'usage: make new-chapter CHAPTER=05-distributed/06-topic [TITLE="…" HOOK="…" LEVEL=进阶]'; exit 2; }
+	$(PY) -m vllm_book.sync new-chapter "$(CHAPTER)" $(if $(TITLE),--title "$(TITLE)") $(if $(HOOK),--hook "$(HOOK)") $(if $(LEVEL),--level "$(LEVEL)")
 
 # -- translation --------------------------------------------------------------
 

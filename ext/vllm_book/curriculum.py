@@ -17,6 +17,8 @@ LEVELS = ("入门", "进阶", "高级")
 TRACKS = ("quickstart", "internals", "production", "interview")
 ENVIRONMENTS = ("no-gpu", "cpu", "nvidia-gpu", "multi-gpu")
 STATUSES = ("planned", "written")
+#: what docs/chapter-template.md leaves for the author (make new-chapter); a written chapter holding it is refused
+PLACEHOLDER = "TODO（作者）"
 CHAPTER_FILE = re.compile(r"^\d{2}-[a-z-]+/\d{2}[a-z]?-[a-z0-9-]+\.md$")
 
 
@@ -119,6 +121,13 @@ def check(cur: Curriculum, source_dir: Path) -> list[tuple[str, int, str]]:
         if ch.written and not exists:
             problems.append((*where, f"{ch.path} has status = \"written\" but source/{ch.path}.md does not exist; "
                                      f"write it or set status = \"planned\""))
+        if ch.written and exists:
+            text = (source_dir / f"{ch.path}.md").read_text(encoding="utf-8")
+            for n, line in enumerate(text.splitlines(), start=1):
+                if PLACEHOLDER in line:
+                    problems.append((str(source_dir / f"{ch.path}.md"), n,
+                                     f"{ch.path} still holds the template placeholder {PLACEHOLDER}; write that "
+                                     f"part of the chapter (or set its status back to \"planned\")"))
         if not ch.written and exists:
             problems.append((*where, f"source/{ch.path}.md exists but its record says status = \"planned\"; "
                                      f"set status = \"written\""))

@@ -7,9 +7,10 @@
     refresh --to 0.33.0 [--commit FULLSHA]                    move the pin (make refresh)
     review sync | review mark <docname> [--anchors …]        maintain content-review.toml
     readme [--write]                                         check/rewrite the README pin block
+    new-chapter <docname> [--title …]                        start a chapter from the template (make new-chapter)
 
-``--root`` (default: this checkout) points every command at another copy of
-the repository.  Exit status: 0 ok, 1 errors found, 2 could not run.
+``--root`` (default: the checkout around the working directory) points every command at another
+copy of the repository.  Exit status: 0 ok, 1 errors found, 2 could not run.
 """
 
 from __future__ import annotations
@@ -24,6 +25,29 @@ from .. import pin as pin_mod
 
 def _root(args) -> Path:
     return Path(args.root).resolve()
+
+
+def default_root() -> Path:
+    """The checkout the command is run in: the nearest directory up from the working directory that holds
+    ``vllm-pin.toml`` (so a copied checkout with its own .venv validates itself, not the one the package was
+    installed from); the package's own checkout otherwise."""
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        if (d / "vllm-pin.toml").is_file() and (d / "curriculum.toml").is_file():
+            return d
+    return pin_mod.REPO_ROOT
+
+
+def cmd_new_chapter(args) -> int:
+    from . import newchapter
+
+    try:
+        done = newchapter.create(_root(args), args.docname, title=args.title, level=args.level, hook=args.hook)
+    except (newchapter.NewChapterError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(done))
+    return 0
 
 
 def cmd_validate(args) -> int:
@@ -128,7 +152,7 @@ def cmd_readme(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vllm_book.sync", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--root", default=str(pin_mod.REPO_ROOT), help="repository root (default: this checkout)")
+    ap.add_argument("--root", default=None, help="repository root (default: the checkout around the working directory)")
     sub = ap.add_subparsers(dest="command", required=True)
 
     v = sub.add_parser("validate", help="fail-closed checks: pin, anchors, curriculum, reviews, links, diagrams")
@@ -165,11 +189,20 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--notes", default="", help="what the review checked and changed")
     m.set_defaults(func=cmd_review)
 
+    nc = sub.add_parser("new-chapter", help="start a chapter from docs/chapter-template.md (make new-chapter)")
+    nc.add_argument("docname", help="e.g. 05-distributed/06-topic")
+    nc.add_argument("--title", default="", help="the H1 (default: the curriculum title)")
+    nc.add_argument("--level", default="进阶", help="入门 / 进阶 / 高级 (a new curriculum record only)")
+    nc.add_argument("--hook", default="", help="one line: why read it (a new curriculum record only)")
+    nc.set_defaults(func=cmd_new_chapter)
+
     rd = sub.add_parser("readme", help="check (or --write) the README's vllm-pin block")
     rd.add_argument("--write", action="store_true")
     rd.set_defaults(func=cmd_readme)
 
     args = ap.parse_args(argv)
+    if args.root is None:
+        args.root = str(default_root())
     return args.func(args)
 
 
