@@ -5,8 +5,9 @@ Checks (each error is ``file:line: message`` plus a ``fix:`` line):
 pin
     ``vllm-pin.toml`` loads and is self-consistent; the submodule gitlink
     (``git ls-files -s vllm``) and ``.gitmodules`` agree with it; the tree in
-    ``vllm/`` is provisioned at it (provenance record or submodule HEAD, and
-    ``vllm/_version.py``); the README block equals what ``refresh`` writes.
+    ``vllm/`` is provisioned at it and unchanged since (:func:`vllm_book.tree.check_tree`:
+    provenance record or submodule HEAD, ``vllm/_version.py``, the manifest, no
+    symlink out of the tree); the README block equals what ``refresh`` writes.
 anchors
     every ``{src}`` role and ``src-code`` target in ``source/**/*.md``
     resolves against the index of the pinned tree (same resolver as the
@@ -28,7 +29,6 @@ diagrams
 from __future__ import annotations
 
 import dataclasses
-import json
 import posixpath
 import re
 import time
@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .. import curriculum as cur_mod
 from .. import pin as pin_mod
+from .. import tree as tree_mod
 from ..anchors.lint import OPT_OUT_CLASS
 from ..anchors.resolve import AnchorError, resolve
 from . import mdscan, mermaid, pinfiles, review
@@ -112,31 +113,11 @@ def check_pin(root: Path) -> tuple[pin_mod.Pin | None, list[Problem]]:
             line = gm_text[: m_url.start()].count("\n") + 1
             bad(".gitmodules", line, f"submodule url {m_url.group(1)} differs from the pin's repository {pin.repository}",
                 "make them name the same repository")
-    # the provisioned tree
-    tree = root / pin_mod.TREE_DIR
+    # the provisioned tree: the build runs the same check (vllm_book.gate) before it reads anything
     try:
-        prov = pin_mod.tree_provenance(root)
+        out.extend(tree_mod.check_tree(root, pin, pin_line=pin_line(root, "commit")))
     except pin_mod.ProvisionError as exc:
-        prov = None
-        recorded = ""
-        try:
-            data = json.loads((tree / pin_mod.PROVENANCE_FILE).read_text())
-            recorded = f" (its provenance record says v{data.get('version')} {str(data.get('commit'))[:10]}, sha256 {str(data.get('sdist_sha256'))[:12]}…)"
-        except (OSError, ValueError):
-            pass
-        bad(pf, pin_line(root, "commit"), f"{exc}{recorded}".replace("\n", " "), "run: make vllm")
-    if prov is not None:
-        vfile = tree / "vllm" / "_version.py"
-        if vfile.is_file():
-            text = vfile.read_text(encoding="utf-8", errors="replace")
-            mv = re.search(r"__version__\s*=\s*version\s*=\s*['\"]([^'\"]+)['\"]", text)
-            mc = re.search(r"commit_id\s*=\s*['\"]g?([0-9a-f]+)['\"]", text)
-            if mc and not pin.commit.startswith(mc.group(1)):
-                bad(rel(root, vfile), 1, f"the tree in vllm/ was built from commit {mc.group(1)}, but the pin says {pin.commit}",
-                    "re-provision: rm -rf vllm/* vllm/.vllm-book-provenance.json && make vllm")
-            elif mv and mv.group(1) != pin.version:
-                bad(rel(root, vfile), 1, f"the tree in vllm/ is version {mv.group(1)}, but the pin says {pin.version}",
-                    "re-provision: rm -rf vllm/* vllm/.vllm-book-provenance.json && make vllm")
+        bad(pf, pin_line(root, "commit"), str(exc).replace("\n", " "), "run: make vllm")
     # the README block
     readme = root / README
     if readme.is_file():
