@@ -118,7 +118,12 @@ def get_index(app_or_env: Sphinx | BuildEnvironment) -> SourceIndex:
 
 
 def _builder_inited(app: Sphinx) -> None:
-    get_index(app)
+    from ..gate import report
+    from .resolve import index_problems
+
+    index = get_index(app)
+    # the same list make validate reports (check "index"): files the index could not use
+    report(index_problems(index, str(index.root)), subtype="index")
 
 
 def _reread_failing(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]) -> list[str]:

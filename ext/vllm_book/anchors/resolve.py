@@ -19,6 +19,7 @@ import re
 from typing import TYPE_CHECKING, Literal
 
 from ..index import preferred
+from ..problems import Problem
 
 if TYPE_CHECKING:
     from ..index import SourceIndex
@@ -144,6 +145,10 @@ def resolve(index: SourceIndex, target: Target | str) -> Resolution:
         return _line(index, t, 1, max(f.n_lines, 1), None, f.lang)
     symbols = index.lookup(t.path, t.qualname)
     if not symbols:
+        problem = getattr(index, "problems", {}).get(t.path)
+        if problem:
+            raise AnchorError(f"{t.path} could not be indexed ({problem[1]}, line {problem[0]}), so {t.qualname} "
+                              "cannot be found in it; repair the file (it differs from the pinned release)")
         raise AnchorError(f"no symbol {t.qualname} in {t.path}", index.suggest(t.path, t.qualname))
     if t.ordinal is not None:
         chosen = [s for s in symbols if s.ordinal == t.ordinal]
@@ -190,6 +195,22 @@ def _line(index: SourceIndex, t: Target, start: int, end: int, sym: Symbol | Non
     n = hits[0]
     inner = index.symbol_at(t.path, n) if sym is None else sym
     return Resolution(t.path, n, n, inner, "line", lang)
+
+
+def index_problems(index: SourceIndex, label: str) -> list[Problem]:
+    """Every file of *index* it could not fully use, as problems at ``<label>/<path>:<line>``.
+
+    ``make validate`` and the build (``builder-inited``) both report these: a file
+    silently without symbols makes every anchor into it fail with a misleading
+    "no symbol" message, and the browser would show it garbled.
+    """
+    out = []
+    for path, (line, reason) in sorted(getattr(index, "problems", {}).items()):
+        where = f"{label.rstrip('/')}/{path}"
+        out.append(Problem(where, line, f"{where} cannot be indexed: {reason}",
+                           "restore the file from the pinned release (rm -rf vllm && make vllm); an edited tree is not "
+                           "the pinned one", "index"))
+    return out
 
 
 def match_lines(lines: list[str], start: int, end: int, text: str) -> list[int]:

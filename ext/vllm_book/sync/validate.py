@@ -38,7 +38,7 @@ from .. import curriculum as cur_mod
 from .. import pin as pin_mod
 from .. import tree as tree_mod
 from ..anchors.lint import OPT_OUT_CLASS
-from ..anchors.resolve import AnchorError, resolve
+from ..anchors.resolve import AnchorError, index_problems, resolve
 from . import mdscan, mermaid, pinfiles, review
 from .common import README, REVIEW_FILE, SOURCE_DIR, Problem, build_tree_index, chapter_pattern, git, index_cache, pin_line, rel
 
@@ -334,6 +334,8 @@ def run(root: Path, profile: str = "contracts", *, diagrams: bool = True) -> Res
     planned = {c.path: c.title for c in cur.chapters() if not c.written} if cur else {}
     p, stats = check_pages(root, pages, index, planned)
     problems += p
+    if index is not None:  # the build reports the same list at builder-inited
+        problems += index_problems(index, rel(root, index.root))
     if index is None and stats["anchors"]:
         problems.append(Problem(pin_mod.PIN_FILE, pin_line(root, "commit"),
                                 f"{stats['anchors']} source anchors were not checked: vllm/ is not provisioned at the pin",
