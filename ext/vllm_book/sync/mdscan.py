@@ -35,8 +35,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-import yaml
-
+from .. import frontmatter
 from ..anchors.lint import OPT_OUT_CLASS, find_unmanaged
 
 SRC_ROLES = frozenset({"src", "src:ref"})
@@ -102,7 +101,8 @@ class Page:
     path: Path
     docname: str
     front_matter: dict
-    front_matter_error: str = ""
+    chapter: bool = False
+    front: frontmatter.FrontMatter = dataclasses.field(default_factory=lambda: frontmatter.FrontMatter({}))
     h1: tuple[str, int] | None = None
     anchors: list[Anchor] = dataclasses.field(default_factory=list)
     references: list[Reference] = dataclasses.field(default_factory=list)
@@ -143,22 +143,15 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     docname = path.relative_to(source_dir).with_suffix("").as_posix()
-    page = Page(path, docname, {})
+    page = Page(path, docname, {}, chapter=chapter)
     i = 0
-    if lines and lines[0].strip() == "---":
-        for j in range(1, len(lines)):
-            if lines[j].strip() == "---":
-                block = "\n".join(lines[1:j])
-                try:
-                    data = yaml.safe_load(block) or {}
-                    page.front_matter = data if isinstance(data, dict) else {}
-                except yaml.YAMLError as exc:
-                    page.front_matter_error = str(exc).replace("\n", " ")
-                if chapter:
-                    for n in range(1, j):
-                        _check_unmanaged(page, n + 1, lines[n])
-                i = j + 1
-                break
+    fm = page.front = frontmatter.parse(text)  # the parser the build's header card uses
+    page.front_matter = fm.data
+    if fm.end > fm.start:
+        if chapter:
+            for n in range(1, fm.end - 1):
+                _check_unmanaged(page, n + 1, lines[n])
+        i = fm.end
     stack: list[_Fence] = []
     opt_out_next = False  # a {.no-src-check} block attribute applies to the next block
     para_opted_out = False

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from .. import curriculum as cur_mod
+from .. import frontmatter
 from .. import pin as pin_mod
 from .. import tree as tree_mod
 from ..anchors.lint import OPT_OUT_CLASS
@@ -218,8 +219,11 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
         f = rel(root, page.path)
         for line, msg, fix in page.problems:
             out.append(Problem(f, line, msg, fix, "diagrams" if "ermaid" in msg else "links"))
-        if page.front_matter_error:
-            out.append(Problem(f, 1, f"front matter is not valid YAML: {page.front_matter_error}", "fix the YAML", "links"))
+        # front matter: the checks of the build's header card (vllm_book.frontmatter)
+        fm_problems = (frontmatter.check_chapter(page.front, lambda dn: _doc_exists(source, dn) or dn in planned)
+                       if page.chapter else page.front.problems)
+        for line, msg, fix in fm_problems:
+            out.append(Problem(f, line, msg, fix, "front-matter"))
         # anchors
         for a in page.anchors:
             n_anchors += 1
@@ -266,25 +270,7 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
                 elif frag and target.suffix == ".md" and frag.lower() not in labels:
                     out.append(Problem(f, r.line, f"link fragment #{frag} is not a label of the book",
                                        f"add ({frag})= in {rel(root, target)} or correct the fragment", "links"))
-        prereq = page.front_matter.get("prerequisites") if page.front_matter else None
-        if isinstance(prereq, list):
-            for t in prereq:
-                dn = str(t).strip().lstrip("/")
-                if not _doc_exists(source, dn) and dn not in planned:
-                    line = _front_line(page.path, str(t))
-                    out.append(Problem(f, line, f"prerequisite {t!r} is not a page or a chapter of the book",
-                                       "use the docname of an existing chapter (e.g. 01-overview/00-prerequisites)", "links"))
     return out, {"anchors": n_anchors}
-
-
-def _front_line(path: Path, needle: str) -> int:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for i, line in enumerate(lines[1:], start=2):
-        if line.strip() == "---":
-            break
-        if needle in line:
-            return i
-    return 1
 
 
 def check_diagrams(root: Path, pages: list[mdscan.Page]) -> tuple[list[Problem], dict[str, object]]:
