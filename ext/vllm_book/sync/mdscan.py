@@ -72,6 +72,8 @@ class Anchor:
     target: str
     form: str  # "role" | "directive"
     raw: str
+    #: a directive's options: key → (value, line)
+    options: dict[str, tuple[str, int]] = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +127,7 @@ class _Fence:
     options_done: bool = False
     in_yaml: bool = False
     yaml_done: bool = False
+    anchor: Anchor | None = None  # a src-code directive's anchor (gets the options)
 
 
 def _classes(attrs: str) -> list[str]:
@@ -211,7 +214,8 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
                     f = _Fence(fence[0], len(fence), lineno, name, literal, name not in UNCHECKED_DIRECTIVES,
                                opt_out_next or (name in ("div", "container") and OPT_OUT_CLASS in args.split()))
                     if name in SRC_DIRECTIVES:
-                        page.anchors.append(Anchor(lineno, args, "directive", line.strip()))
+                        f.anchor = Anchor(lineno, args, "directive", line.strip())
+                        page.anchors.append(f.anchor)
                     elif not opted and not f.opted_out and name not in ("mermaid", "raw"):
                         _check_unmanaged(page, lineno, args, col0=line.find(args) if args else 0)
                 else:
@@ -277,6 +281,8 @@ def _option(page: Page, f: _Fence, lineno: int, line: str) -> None:
     if not om:
         return
     key, value = om.group("key"), (om.group("value") or "").strip()
+    if f.anchor is not None:
+        f.anchor.options.setdefault(key, (value, lineno))
     if key == "class" and OPT_OUT_CLASS in value.split():
         f.opted_out = True
     elif key == "name" and value:

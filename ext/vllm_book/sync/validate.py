@@ -38,6 +38,8 @@ from .. import curriculum as cur_mod
 from .. import frontmatter
 from .. import pin as pin_mod
 from .. import tree as tree_mod
+from ..anchors.excerpt import FIX as EXCERPT_FIX
+from ..anchors.excerpt import make_excerpt, split_emphasize
 from ..anchors.lint import OPT_OUT_CLASS
 from ..anchors.resolve import AnchorError, index_problems, resolve
 from . import mdscan, mermaid, pinfiles, review
@@ -231,11 +233,14 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
             if index is None:
                 continue
             try:
-                resolve(index, a.target)
+                res = resolve(index, a.target)
             except AnchorError as exc:
                 fix = (f"use one of: {', '.join(exc.suggestions)}" if exc.suggestions
                        else "correct the path/qualname (see docs/anchors.md); browse the tree under vllm/")
                 out.append(Problem(f, a.line, f"unresolved {kind} {a.target!r}: {exc.message}", fix, "anchors"))
+                continue
+            if a.form == "directive":
+                out.extend(_excerpt_problems(f, a, index, res))
         for u in page.unmanaged:
             if u.text.startswith("http"):
                 msg = f'GitHub line link "{u.text}" rots when the pin moves'
@@ -271,6 +276,21 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
                     out.append(Problem(f, r.line, f"link fragment #{frag} is not a label of the book",
                                        f"add ({frag})= in {rel(root, target)} or correct the fragment", "links"))
     return out, {"anchors": n_anchors}
+
+
+def _excerpt_problems(f: str, a: mdscan.Anchor, index, res) -> list[Problem]:
+    """The build's excerpt checks (:func:`vllm_book.anchors.excerpt.make_excerpt`), at each option's line."""
+    opts = a.options
+    max_lines = None
+    if "max-lines" in opts:
+        value, line = opts["max-lines"]
+        if not value.isdigit() or int(value) < 1:
+            return [Problem(f, line, f":max-lines: {value!r} is not a positive whole number", "write e.g. :max-lines: 30",
+                            "anchors")]
+        max_lines = int(value)
+    _ex, problems = make_excerpt(index, res, target=a.target, focus=opts.get("focus", ("", 0))[0] or None,
+                                 emphasize=split_emphasize(opts.get("emphasize", ("", 0))[0]), max_lines=max_lines)
+    return [Problem(f, opts.get(p.option, ("", a.line))[1], p.message, EXCERPT_FIX[p.option], "anchors") for p in problems]
 
 
 def check_diagrams(root: Path, pages: list[mdscan.Page]) -> tuple[list[Problem], dict[str, object]]:
