@@ -80,7 +80,9 @@ html_theme_options = {
                      f"<p>This book describes vLLM v{PIN.version}, commit <code>{PIN.commit}</code>.</p>"),
 }
 html_search_language = "zh" if language.startswith("zh") else "en"
-html_search_options = {"dict": str(ROOT / "source" / "_data" / "jieba-vllm.txt")}
+# relative to this directory (vllm_book.search): html_* values are hashed into .buildinfo, which must be the
+# same from any clone path
+html_search_options = {"dict": "source/_data/jieba-vllm.txt"}
 
 # Mermaid JS is served from _static (copied from the pinned npm package by `make`);
 # nothing is loaded from a CDN at read time.

@@ -44,16 +44,34 @@ var splitQuery = (query) => {
 
 
 class SearchChineseBook(SearchChinese):
-    """``zh`` search with a query splitter that understands Chinese."""
+    """``zh`` search with a query splitter that understands Chinese.
+
+    A relative ``html_search_options['dict']`` is taken from the conf dir (set at
+    ``builder-inited``), so ``conf.py`` holds no absolute path: ``html_*`` values
+    are hashed into ``.buildinfo``, which must not differ between two clones.
+    """
 
     js_splitter_code = SPLITTER_JS
+    base_dir = ""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        path = options.get("dict")
+        if path and self.base_dir and not Path(path).is_absolute():
+            options = {**options, "dict": str(Path(self.base_dir) / path)}
+        super().__init__(options)
+
+
+def dict_path(app: Sphinx) -> Path | None:
+    path = app.config.html_search_options.get("dict")
+    return (Path(app.confdir) / path) if path else None
 
 
 def _check_dict(app: Sphinx) -> None:
     if not app.config.language.startswith("zh"):
         return
-    path = app.config.html_search_options.get("dict")
-    if path and not Path(path).is_file():
+    SearchChineseBook.base_dir = str(app.confdir)
+    path = dict_path(app)
+    if path and not path.is_file():
         logger.warning("html_search_options['dict'] = %r does not exist; jieba uses its default dictionary",
                        path, type="vllm_book", subtype="search")
 

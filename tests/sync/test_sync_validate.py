@@ -261,8 +261,9 @@ def test_mermaid_syntax_error_points_at_the_md_line(book):
     fence = line_no(md, "```{mermaid}")
     assert re.match(rf"source/01-part/01-sched.md:{line_no(md, 'S --> O[out')}: Mermaid diagram \(fence at line "
                     rf"{fence}\) "
-                    r"does not parse: Expecting 'SQE', .*, got '1'\n", msgs[0])
-    assert "fix: fix the diagram syntax (Mermaid 11.14.0" in msgs[0]
+                    r"does not parse: Mermaid cannot read this line: it found the end of the diagram where it expected "
+                    r"']', .*\n", msgs[0])
+    assert "fix: check the line against the Mermaid 11.14.0 syntax" in msgs[0]
 
 
 @needs_mermaid
@@ -272,7 +273,8 @@ def test_mermaid_error_in_a_sequence_diagram(book):
     msgs = problems(book)
     assert len(msgs) == 1 and msgs[0].startswith(
         f"source/01-part/02-cache.md:{line_no(md, 'S->>B free')}: Mermaid diagram (fence at line "
-        f"{line_no(md, '```{mermaid}')}) does not parse: Expecting 'TXT', got 'NEWLINE'")
+        f"{line_no(md, '```{mermaid}')}) does not parse: Mermaid cannot read this line: it found the end of the line where "
+        "it expected a message text (': text')")
 
 
 def test_node_missing_is_an_error_with_the_install_hint(book, monkeypatch):

@@ -48,6 +48,15 @@ class AnchorError(ValueError):
             return self.message
         return f"{self.message}; did you mean: {', '.join(self.suggestions)}"
 
+    @property
+    def fix(self) -> str:
+        """The ``fix:`` line both gates print."""
+        if self.suggestions:
+            return f"use one of: {', '.join(self.suggestions)}"
+        if "could not be indexed" in self.message:
+            return "restore the file from the pinned release (rm -rf vllm && make vllm)"
+        return "correct the path/qualname (see docs/anchors.md); browse the tree under vllm/"
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Target:

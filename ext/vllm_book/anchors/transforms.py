@@ -61,6 +61,28 @@ def _default_text(res: Resolution, target: str) -> str:
     return parse_target(target).qualname
 
 
+def _source_lines(document: nodes.document) -> list[str]:
+    try:
+        with open(document["source"], encoding="utf-8") as f:
+            return f.read().splitlines()
+    except (OSError, KeyError, UnicodeDecodeError):
+        return []
+
+
+def _role_line(lines: list[str], node: nodes.Element) -> int | None:
+    """The line of the role itself: MyST gives an inline role the line of its paragraph (as validate's scanner
+    does not), so a role on the second line of a paragraph would be reported one line off."""
+    start = node.line
+    raw = node.rawsource or ""  # MyST writes it as :src:`text`; the file has {src}`text`
+    raw = raw[raw.find("`"):] if "`" in raw else raw
+    if not start or not raw or not lines:
+        return start
+    for n in range(start, min(start + 200, len(lines)) + 1):
+        if raw in lines[n - 1]:
+            return n
+    return start
+
+
 class ResolveAnchors(SphinxTransform):
     """Resolve every placeholder of the document (read phase).
 
@@ -82,9 +104,12 @@ class ResolveAnchors(SphinxTransform):
         domain = self.env.get_domain("src")
         docname = self.env.docname
         n = 0
+        lines = _source_lines(self.document)
         for node in placeholders:
             if node.get("auxiliary"):
                 continue
+            if isinstance(node, src_ref):
+                node.line = _role_line(lines, node)
             n += 1
             node_id = f"src-{n}"
             target = node["target"]
@@ -117,7 +142,7 @@ class ResolveAnchors(SphinxTransform):
 
     def _unresolved(self, node: nodes.Element, target: str, exc: AnchorError) -> None:
         what = "source excerpt" if isinstance(node, src_excerpt) else "source anchor"
-        _warn(f"unresolved {what} {target!r}: {exc}", node)
+        _warn(f"unresolved {what} {target!r}: {exc}\n    fix: {exc.fix}", node)
         self.env.get_domain("src").note_failure(self.env.docname)  # type: ignore[attr-defined]
         node["resolved"] = False
         if isinstance(node, src_ref) and not node.children:

@@ -235,9 +235,7 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
             try:
                 res = resolve(index, a.target)
             except AnchorError as exc:
-                fix = (f"use one of: {', '.join(exc.suggestions)}" if exc.suggestions
-                       else "correct the path/qualname (see docs/anchors.md); browse the tree under vllm/")
-                out.append(Problem(f, a.line, f"unresolved {kind} {a.target!r}: {exc.message}", fix, "anchors"))
+                out.append(Problem(f, a.line, f"unresolved {kind} {a.target!r}: {exc.message}", exc.fix, "anchors"))
                 continue
             if a.form == "directive":
                 out.extend(_excerpt_problems(f, a, index, res))
@@ -294,21 +292,8 @@ def _excerpt_problems(f: str, a: mdscan.Anchor, index, res) -> list[Problem]:
 
 
 def check_diagrams(root: Path, pages: list[mdscan.Page]) -> tuple[list[Problem], dict[str, object]]:
-    diagrams = [(p, d) for p in pages for d in p.diagrams]
-    if not diagrams:
-        return [], {"diagrams": 0}
-    try:
-        version, results = mermaid.parse_many([d.text for _p, d in diagrams], root / "node_modules")
-    except (mermaid.MermaidUnavailable, OSError, ValueError) as exc:
-        p0, d0 = diagrams[0]
-        return [Problem(rel(root, p0.path), d0.line, str(exc), mermaid.INSTALL_HINT, "diagrams")], {"diagrams": len(diagrams)}
-    out = []
-    for (page, d), (ok, line, msg) in zip(diagrams, results, strict=True):
-        if not ok:
-            out.append(Problem(rel(root, page.path), d.first + line - 1,
-                               f"Mermaid diagram (fence at line {d.line}) does not parse: {msg}",
-                               f"fix the diagram syntax (Mermaid {version}; try it at https://mermaid.live)", "diagrams"))
-    return out, {"diagrams": len(diagrams), "mermaid": version}
+    """The build runs the same check (:mod:`vllm_book.diagrams`), sharing the parse cache."""
+    return mermaid.check_pages(root, pages, node_modules=root / "node_modules", cache_dir=index_cache(root))
 
 
 # ---------------------------------------------------------------------------- all
