@@ -132,23 +132,23 @@ def walk(tree: Path) -> tuple[dict[str, os.stat_result], dict[str, str]]:
     """(regular files → lstat, symlinks → target) under *tree*; never follows a link."""
     files: dict[str, os.stat_result] = {}
     links: dict[str, str] = {}
-    tree = Path(tree)
-    stack = [tree]
+    stack = [("", str(tree))]
     while stack:
-        d = stack.pop()
+        prefix, d = stack.pop()
         try:
-            entries = list(os.scandir(d))
+            it = os.scandir(d)
         except OSError:
             continue
-        for e in entries:
-            rel = Path(e.path).relative_to(tree).as_posix()
-            if e.is_symlink():
-                links[rel] = os.readlink(e.path)
-            elif e.is_dir(follow_symlinks=False):
-                if e.name not in IGNORED_DIRS and not (d == tree and e.name == ".git"):
-                    stack.append(Path(e.path))
-            elif e.is_file(follow_symlinks=False) and not (d == tree and e.name in RECORDS):
-                files[rel] = e.stat(follow_symlinks=False)
+        with it:
+            for e in it:
+                rel = prefix + e.name
+                if e.is_symlink():
+                    links[rel] = os.readlink(e.path)
+                elif e.is_dir(follow_symlinks=False):
+                    if e.name not in IGNORED_DIRS and not (not prefix and e.name == ".git"):
+                        stack.append((rel + "/", e.path))
+                elif e.is_file(follow_symlinks=False) and not (not prefix and e.name in RECORDS):
+                    files[rel] = e.stat(follow_symlinks=False)
     return files, links
 
 
@@ -166,7 +166,7 @@ def escaping_links(tree: Path, links: dict[str, str] | None = None) -> list[tupl
     return out
 
 
-def check_links(tree: Path, label: str = pin_mod.TREE_DIR) -> list[Problem]:
+def check_links(tree: Path, label: str = pin_mod.TREE_DIR, links: dict[str, str] | None = None) -> list[Problem]:
     """Symlinks leaving *tree* (also the top directory itself), for any tree the build reads."""
     tree = Path(tree)
     if tree.is_symlink():
@@ -174,15 +174,16 @@ def check_links(tree: Path, label: str = pin_mod.TREE_DIR) -> list[Problem]:
                         REPROVISION, "tree")]
     return [Problem(f"{label}/{rel}", 1, f"{label}/{rel} is a symbolic link to {target}, outside the tree: the index and the "
                     "browser would read and publish files from outside the pinned tree", REPROVISION, "tree")
-            for rel, target in escaping_links(tree)]
+            for rel, target in escaping_links(tree, links)]
 
 
 # --------------------------------------------------------------------------- verification
 
 
-def verify(tree: Path, entries: dict[str, Entry], label: str = pin_mod.TREE_DIR) -> tuple[list[Problem], bool]:
+def verify(tree: Path, entries: dict[str, Entry], label: str = pin_mod.TREE_DIR,
+           walked: tuple[dict[str, os.stat_result], dict[str, str]] | None = None) -> tuple[list[Problem], bool]:
     """Compare *tree* with its manifest.  Returns (problems, entries changed: mtimes newly verified)."""
-    files, links = walk(tree)
+    files, links = walked or walk(tree)
     out: list[Problem] = []
     sealed = False
     escaping = {rel for rel, _t in escaping_links(tree, links)}
@@ -295,7 +296,8 @@ def check_tree(root: Path, pin: pin_mod.Pin, *, pin_line: int = 1) -> list[Probl
         return [Problem(prov_file if recorded else pf, 1 if recorded else pin_line, f"{exc}{recorded}".replace("\n", " "),
                         "run: make vllm (it replaces a tree provisioned at another pin)" if recorded else
                         "move the files away (rm -rf vllm) and run: make vllm", "tree")]
-    out = check_links(tree) + _version_problems(root, pin)
+    walked = walk(tree)
+    out = check_links(tree, links=walked[1]) + _version_problems(root, pin)
     entries = load_manifest(tree)
     if entries is None:
         try:
@@ -308,10 +310,10 @@ def check_tree(root: Path, pin: pin_mod.Pin, *, pin_line: int = 1) -> list[Probl
                                   f"vllm/ has no manifest (it was provisioned before manifests existed) and "
                                   f"{pin.sdist_filename} is not in the download cache to rebuild it from",
                                   "run: make vllm (downloads the sdist again, checks its sha256 and writes the manifest)", "tree")]
-        problems, _ = verify(tree, entries)
+        problems, _ = verify(tree, entries, walked=walked)
         write_manifest(tree, entries, f"regenerated from {pin.sdist_filename}")
         return out + problems
-    problems, sealed = verify(tree, entries)
+    problems, sealed = verify(tree, entries, walked=walked)
     if sealed:
         try:
             write_manifest(tree, entries, "sdist")
