@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SHA, Run, needs_mermaid, run_build, run_validate
+from fault_helpers import SHA, Run, needs_mermaid, run_build, run_validate
 
 CHAPTER = "source/01-part/01-sched.md"
 SCHED = "vllm/vllm/v1/core/sched/scheduler.py"

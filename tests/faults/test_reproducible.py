@@ -6,7 +6,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from conftest import run_build
+from fault_helpers import run_build
 
 
 def _tree(out: Path) -> dict[str, str]:
