@@ -18,7 +18,8 @@ PY           := $(VENV)/bin/python
 SPHINXBUILD  := $(VENV)/bin/sphinx-build
 STAMP        := $(VENV)/.installed
 MERMAID_JS   := source/_static/mermaid/mermaid.esm.min.mjs
-VLLM_STAMP   := vllm/.vllm-book-provenance.json
+# the manifest: a tree provisioned before manifests existed gets one on the next make (from the cached sdist)
+VLLM_STAMP   := vllm/.vllm-book-manifest.json
 ifeq ($(BOOK_LANG),zh_CN)
   OUT        := $(BUILDDIR)
 else
@@ -51,6 +52,7 @@ vllm: $(STAMP) ## provision vllm/ (submodule, or the sha256-verified PyPI sdist)
 
 $(VLLM_STAMP): $(STAMP) vllm-pin.toml
 	@$(PY) -m vllm_book.pin provision
+	@test ! -f $@ || touch $@
 
 node_modules/mermaid/package.json: package.json package-lock.json
 	@bash tools/ensure-node.sh

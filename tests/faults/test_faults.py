@@ -213,6 +213,11 @@ def test_nul_byte_in_a_cited_python_file(fault_book, monkeypatch):
 # --------------------------------------------------------------------------- provisioning: errors, not crash reports
 
 
+def test_malformed_pin_file(fault_book):
+    edit(fault_book / "vllm-pin.toml", 'commit = "', 'commit = ')
+    both(fault_book, "vllm-pin.toml:1", r"malformed pin", "git checkout -- vllm-pin.toml")
+
+
 def test_missing_tree(fault_book):
     import shutil
 

@@ -11,10 +11,17 @@ import os
 # an "env" value, like the real conf.py's: it is not hashed into .buildinfo
 vllm_book_repo_root = os.path.dirname(os.path.abspath(__file__))
 
+from vllm_book.pin import Pin, ProvisionError, load_pin  # noqa: E402
+
+try:  # as the real conf.py: a broken pin is reported by vllm_book.gate, not as a conf.py traceback
+    PIN = load_pin(vllm_book_repo_root)
+except ProvisionError:
+    PIN = Pin("?", "0" * 40, "", "", "", "", None)
+
 project = "故障注入测试书"
 author = "测试作者"
 copyright = "2026, 测试作者"
-version = "vLLM 0.1.0"
+version = f"vLLM {PIN.version}"
 language = "zh_CN"
 extensions = ["myst_parser", "sphinx_design", "sphinxcontrib.mermaid", "vllm_book"]
 myst_enable_extensions = ["colon_fence", "attrs_inline", "attrs_block"]
