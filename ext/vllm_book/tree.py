@@ -285,17 +285,16 @@ def check_tree(root: Path, pin: pin_mod.Pin, *, pin_line: int = 1) -> list[Probl
     prov_file = f"{pin_mod.TREE_DIR}/{pin_mod.PROVENANCE_FILE}"
     try:
         prov = pin_mod.tree_provenance(root)
-    except pin_mod.ProvisionError as exc:
-        recorded = ""
+    except pin_mod.ProvisionError:
         try:
             data = json.loads((tree / pin_mod.PROVENANCE_FILE).read_text())
-            recorded = (f"; its provenance record says v{data.get('version')} {str(data.get('commit'))[:10]}, "
-                        f"sha256 {str(data.get('sdist_sha256'))[:12]}…")
         except (OSError, ValueError):
-            pass
-        return [Problem(prov_file if recorded else pf, 1 if recorded else pin_line, f"{exc}{recorded}".replace("\n", " "),
-                        "run: make vllm (it replaces a tree provisioned at another pin)" if recorded else
-                        "move the files away (rm -rf vllm) and run: make vllm", "tree")]
+            return [Problem(pf, pin_line, "vllm/ holds files but no provenance record (and is not a git checkout)",
+                            "move the files away (rm -rf vllm) and run: make vllm", "tree")]
+        return [Problem(prov_file, 1, f"vllm/ was provisioned at another pin: its provenance record says v{data.get('version')} "
+                        f"{str(data.get('commit'))[:10]} (sdist sha256 {str(data.get('sdist_sha256'))[:12]}…), {pf} pins "
+                        f"v{pin.version} {pin.short} (sha256 {pin.sdist_sha256[:12]}…)",
+                        "run: make vllm (it replaces a tree provisioned at another pin)", "tree")]
     walked = walk(tree)
     out = check_links(tree, links=walked[1]) + _version_problems(root, pin)
     entries = load_manifest(tree)

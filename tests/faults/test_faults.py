@@ -8,6 +8,7 @@ Sphinx's "Extension error" crash report).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -40,6 +41,11 @@ def rejected(run: Run, where: str, message: str, fix: str) -> str:
     m = re.search(pattern, text, re.S)
     assert m, f"no problem at {where} matching {message!r}:\n{run}"
     assert fix in m.group("fix"), f"fix {m.group('fix')!r} lacks {fix!r}"
+    if report := os.environ.get("VLLM_BOOK_FAULT_REPORT"):  # the resolve note's table: what each fault gets
+        with open(report, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0], "where": where,
+                                "message": " ".join(m.group("msg").split()), "fix": m.group("fix").strip()},
+                               ensure_ascii=False) + "\n")
     return m.group("msg")
 
 
@@ -196,15 +202,16 @@ def test_nul_byte_in_a_cited_python_file(fault_book, monkeypatch):
     # in the provisioned tree, the manifest names it
     both(fault_book, f"{SCHED}:1", r"differs from the pinned sdist", "undo the edit")
     v = run_validate(fault_book)
-    msg = rejected(v, f"{SCHED}:25", r"cannot be indexed: it contains a NUL byte", "restore the file")
-    assert "no symbols" in msg
-    rejected(v, f"{CHAPTER}:13", r"could not be indexed \(it contains a NUL byte", "make vllm")
+    msg = rejected(v, f"{SCHED}:25", r"the index cannot use this file: it contains a NUL byte", "restore the file")
+    assert "anchors into it find no symbols" in msg
+    rejected(v, f"{CHAPTER}:13", r"could not be indexed \(line 25: it contains a NUL byte", "make vllm")
     # a tree named by hand (no manifest): the index itself reports it, in both gates
     monkeypatch.setenv("VLLM_BOOK_SRC", str(fault_book / "vllm"))
     v, b = run_validate(fault_book), run_build(fault_book)
     for run in (v, b):
-        rejected(run, f"{SCHED}:25", r"cannot be indexed: it contains a NUL byte", "restore the file")
-        rejected(run, f"{CHAPTER}:13", r"could not be indexed \(it contains a NUL byte .*\), so Scheduler\.schedule", "make vllm")
+        rejected(run, f"{SCHED}:25", r"the index cannot use this file: it contains a NUL byte", "restore the file")
+        rejected(run, f"{CHAPTER}:13", r"could not be indexed \(line 25: it contains a NUL byte .*\), so Scheduler\.schedule",
+                 "make vllm")
     # the browser shows the text, never "binary, 0 lines"
     page = (fault_book / "_build/html/_src/vllm/v1/core/sched/scheduler.py.html").read_text(encoding="utf-8")
     assert "二进制" not in page and "token_budget =\ufffdself" in page
@@ -229,8 +236,8 @@ def test_missing_tree(fault_book):
 def test_provenance_mismatch(fault_book):
     prov = fault_book / "vllm/.vllm-book-provenance.json"
     edit(prov, SHA, "2222222bb2222222222222222222222222222222")
-    both(fault_book, "vllm/.vllm-book-provenance.json:1", r"is not provisioned at the pin v0\.1\.0.*its provenance record says",
-         "make vllm")
+    both(fault_book, "vllm/.vllm-book-provenance.json:1", r"vllm/ was provisioned at another pin: its provenance record says "
+         r"v0\.1\.0 2222222bb2 .*vllm-pin\.toml pins v0\.1\.0 1111111aa1", "make vllm")
 
 
 def test_tampered_sdist_when_provisioning(fault_book, fault_cache, tmp_path, monkeypatch):

@@ -156,8 +156,8 @@ def resolve(index: SourceIndex, target: Target | str) -> Resolution:
     if not symbols:
         problem = getattr(index, "problems", {}).get(t.path)
         if problem:
-            raise AnchorError(f"{t.path} could not be indexed ({problem[1]}, line {problem[0]}), so {t.qualname} "
-                              "cannot be found in it; repair the file (it differs from the pinned release)")
+            raise AnchorError(f"{t.path} could not be indexed (line {problem[0]}: {problem[1]}), so {t.qualname} "
+                              "cannot be found in it")
         raise AnchorError(f"no symbol {t.qualname} in {t.path}", index.suggest(t.path, t.qualname))
     if t.ordinal is not None:
         chosen = [s for s in symbols if s.ordinal == t.ordinal]
@@ -216,7 +216,9 @@ def index_problems(index: SourceIndex, label: str) -> list[Problem]:
     out = []
     for path, (line, reason) in sorted(getattr(index, "problems", {}).items()):
         where = f"{label.rstrip('/')}/{path}"
-        out.append(Problem(where, line, f"{where} cannot be indexed: {reason}",
+        lang = index.files[path].lang if path in index.files else ""
+        out.append(Problem(where, line, f"the index cannot use this file: {reason}"
+                           + ("; anchors into it find no symbols" if lang == "python" else ""),
                            "restore the file from the pinned release (rm -rf vllm && make vllm); an edited tree is not "
                            "the pinned one", "index"))
     return out

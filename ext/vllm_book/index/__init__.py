@@ -386,7 +386,7 @@ def file_problem(data: bytes) -> tuple[int, str]:
     """``(line, reason)`` when *data* is not a text file the index and the browser can use, else ``(0, "")``."""
     nul = data.find(b"\0")
     if nul != -1:
-        return data.count(b"\n", 0, nul) + 1, "it contains a NUL byte (a text file never does)"
+        return data.count(b"\n", 0, nul) + 1, "it contains a NUL byte (text files never do)"
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -410,8 +410,6 @@ def _parse_one(root: str, path: str) -> tuple:
         if facts is None and not problem:
             line, reason = python.parse_error(path, data)
             problem = (line, reason) if reason else ()
-        if problem:
-            problem = (problem[0], problem[1] + "; the index has no symbols of it")
         return (sha, n_lines, lang, symbols, facts, problem)
     if lang == "cpp":
         extra = (cpp.token_candidates(text), cpp.include_candidates(text), cpp.op_registrations(path, text))
