@@ -308,3 +308,25 @@ def test_hostile_source_files_are_named_then_escaped(fault_book, monkeypatch):
     page = (fault_book / "_build/html/_src/vllm/evil.py.html").read_text(encoding="utf-8")
     assert "</script><script>alert" not in page and "&lt;/script&gt;" in page
     assert time.perf_counter() - t0 < 60
+
+
+# --------------------------------------------------------------------------- the real command lines
+
+
+def test_command_line_exit_status_and_output(fault_book):
+    """The in-process runs above call the CLIs' main(); here the real processes, as `make` starts them."""
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.rmtree(fault_book / "vllm")
+    (fault_book / "vllm").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "ext")}
+    v = subprocess.run([sys.executable, "-m", "vllm_book.sync", "--root", str(fault_book), "validate"],
+                       capture_output=True, text=True, env=env)
+    b = subprocess.run([sys.executable, "-m", "sphinx", "-M", "html", "source", "_build", "-c", ".", "-W", "--keep-going"],
+                       capture_output=True, text=True, env=env, cwd=fault_book)
+    for proc in (v, b):
+        run = Run(proc.returncode, proc.stdout + proc.stderr)
+        rejected(run, "vllm-pin.toml:5", r"vllm/ is not provisioned", "run: make vllm")
+    assert b.returncode == 2
