@@ -39,7 +39,7 @@ from sphinx.config import Config
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
-from . import frontmatter
+from . import frontmatter, template
 
 logger = logging.getLogger(__name__)
 
@@ -236,24 +236,15 @@ def check_template(app: Sphinx, doctree: nodes.document) -> None:
     top = next(iter(doctree.findall(nodes.section)), None)
     if top is None:
         return
-    h2 = [(s[0].astext().strip(), s) for s in top.children if isinstance(s, nodes.section)]
-    canon = [aliases.get(t) for t, _ in h2]
-    last_line = max((n.line or 0 for n in doctree.findall(nodes.Element) if n.line), default=1)
-    template = " / ".join(f"## {r}" for r in required)
-    missing = [name for i, name in enumerate(required) if i not in canon]
-    for name in missing:
-        logger.warning("chapter lacks the section '## %s' (the template ends with %s)", name, template,
-                       location=(env.docname, last_line), type="vllm_book", subtype="chapter")
-    if not missing and canon[-len(required):] != list(range(len(required))):
-        logger.warning("sections %s must close the chapter, in that order", template,
-                       location=(env.docname, last_line), type="vllm_book", subtype="chapter")
-    self_check = 1 if len(required) > 1 else 0
-    for (title, sec), c in zip(h2, canon):
-        if c == self_check:
-            n = sum(1 for n in sec.findall(nodes.Element) if _is_dropdown(n))
-            if not 3 <= n <= 5:
-                logger.warning("'## %s' should hold 3–5 questions with folded answers (:::{dropdown}), found %d",
-                               title, n, location=sec, type="vllm_book", subtype="chapter")
+    h2 = [(s[0].astext().strip(), s.line or s[0].line or 1, sum(1 for n in s.findall(nodes.Element) if _is_dropdown(n)))
+          for s in top.children if isinstance(s, nodes.section)]
+    try:
+        end_line = len(Path(doctree["source"]).read_text(encoding="utf-8").splitlines()) or 1
+    except (OSError, KeyError):
+        end_line = max((n.line or 0 for n in doctree.findall(nodes.Element) if n.line), default=1)
+    # make validate runs the same check on its scan of the Markdown (vllm_book.template)
+    for line, msg, fix in template.check(h2, required, aliases, end_line):
+        logger.warning("%s\n    fix: %s", msg, fix, location=(env.docname, line), type="vllm_book", subtype="chapter")
 
 
 def setup(app: Sphinx) -> dict[str, object]:

@@ -141,6 +141,18 @@ def test_unknown_difficulty(fault_book):
     both(fault_book, f"{CHAPTER}:4", r"difficulty '专家' is not one of 入门 / 进阶 / 高级", "入门, 进阶, 高级")
 
 
+def test_chapter_lacks_a_template_section(fault_book):
+    edit(fault_book / CHAPTER, "## 下一步\n\n读 {doc}`02-later`。\n", "")
+    n = len((fault_book / CHAPTER).read_text(encoding="utf-8").splitlines())
+    both(fault_book, f"{CHAPTER}:{n}", r"chapter lacks the section '## 下一步'", "add '## 下一步' at the end")
+
+
+def test_self_check_with_too_few_questions(fault_book):
+    edit(fault_book / CHAPTER, ":::{dropdown} 块哈希在哪里？\n`kv_cache_utils.py`。\n:::\n", "")
+    both(fault_book, f"{CHAPTER}:32", r"'## 自检' should hold 3–5 questions with folded answers \(:::\{dropdown\}\), found 2",
+         ":::{dropdown}")
+
+
 # --------------------------------------------------------------------------- the tree's integrity
 
 

@@ -111,7 +111,10 @@ def test_curriculum_drift(book):
     # the build's header card reports it too (vllm_book.frontmatter)
     assert ("source/01-part/05-extra.md:1: the chapter has no front matter (audience, prerequisites, difficulty, outcomes)\n"
             "    fix: start the file with the --- block of the chapter template (see docs/authoring.md)") in msgs
-    assert len(msgs) == 4
+    # and the build's template check (vllm_book.template): one per missing section, at the last line
+    assert ("source/01-part/05-extra.md:1: chapter lacks the section '## 自检' (the template ends with ## 小结 / ## 自检 / "
+            "## 下一步)\n    fix: add '## 自检' at the end, in the order ## 小结 / ## 自检 / ## 下一步 (see docs/authoring.md)") in msgs
+    assert len(msgs) == 7
 
 
 def test_review_records_drift(book):

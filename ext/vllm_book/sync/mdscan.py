@@ -57,6 +57,7 @@ _OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):(?:\s+(?P<value>.*))?$")
 _LABEL = re.compile(r"^\s*\((?P<label>[^()\s]+)\)=\s*$")
 _ATTR_BLOCK = re.compile(r"^\s*\{(?P<attrs>[^{}]*)\}\s*$")
 _H1 = re.compile(r"^#\s+(?P<title>.+?)\s*#*\s*$")
+_H2 = re.compile(r"^##\s+(?P<title>.+?)\s*#*\s*$")
 _ROLE = re.compile(r"\{(?P<name>[\w:.+-]+)\}(?P<ticks>`+)")
 _TICKS = re.compile(r"`+")
 _LINK = re.compile(r"(?P<bang>!?)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*(?:<(?P<dest1>[^>]*)>|(?P<dest2>[^()\s]*(?:\([^()\s]*\)[^()\s]*)*))(?:\s+\"[^\"]*\")?\s*\)")
@@ -106,6 +107,8 @@ class Page:
     chapter: bool = False
     front: frontmatter.FrontMatter = dataclasses.field(default_factory=lambda: frontmatter.FrontMatter({}))
     h1: tuple[str, int] | None = None
+    h2: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # (title, line, dropdowns inside)
+    n_lines: int = 0
     anchors: list[Anchor] = dataclasses.field(default_factory=list)
     references: list[Reference] = dataclasses.field(default_factory=list)
     labels: dict[str, int] = dataclasses.field(default_factory=dict)
@@ -146,7 +149,7 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     docname = path.relative_to(source_dir).with_suffix("").as_posix()
-    page = Page(path, docname, {}, chapter=chapter)
+    page = Page(path, docname, {}, chapter=chapter, n_lines=len(lines))
     i = 0
     fm = page.front = frontmatter.parse(text)  # the parser the build's header card uses
     page.front_matter = fm.data
@@ -211,6 +214,9 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
                     name = dm.group("name")
                     args = dm.group("args").strip()
                     literal = name in LITERAL_DIRECTIVES
+                    if name == "dropdown" and page.h2:  # 自检 questions (vllm_book.template)
+                        title, h2_line, n_dropdowns = page.h2[-1]
+                        page.h2[-1] = (title, h2_line, n_dropdowns + 1)
                     f = _Fence(fence[0], len(fence), lineno, name, literal, name not in UNCHECKED_DIRECTIVES,
                                opt_out_next or (name in ("div", "container") and OPT_OUT_CLASS in args.split()))
                     if name in SRC_DIRECTIVES:
@@ -245,6 +251,10 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
             hm = _H1.match(line)
             if hm:
                 page.h1 = (hm.group("title").strip(), lineno)
+        if not stack:
+            hm = _H2.match(line)
+            if hm:
+                page.h2.append((hm.group("title").strip(), lineno, 0))
         _scan_inline(page, lineno, line, opted or para_opted_out)
     for f in reversed(stack):
         page.problems.append((f.line, f"the fence opened here ({f.char * f.count}{'{' + f.name + '}' if f.name else ''}) is never closed",

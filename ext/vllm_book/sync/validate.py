@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from .. import curriculum as cur_mod
-from .. import frontmatter
+from .. import frontmatter, template
 from .. import pin as pin_mod
 from .. import tree as tree_mod
 from ..anchors.excerpt import FIX as EXCERPT_FIX
@@ -43,7 +43,8 @@ from ..anchors.excerpt import make_excerpt, split_emphasize
 from ..anchors.lint import OPT_OUT_CLASS
 from ..anchors.resolve import AnchorError, index_problems, resolve
 from . import mdscan, mermaid, pinfiles, review
-from .common import README, REVIEW_FILE, SOURCE_DIR, Problem, build_tree_index, chapter_pattern, git, index_cache, pin_line, rel
+from .common import (README, REVIEW_FILE, SOURCE_DIR, Problem, build_tree_index, chapter_pattern, config_default, git,
+                     index_cache, pin_line, rel)
 
 PROFILES = ("contracts", "full")
 DOC_SUFFIXES = (".md", ".rst", ".ipynb")
@@ -226,6 +227,10 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
                        if page.chapter else page.front.problems)
         for line, msg, fix in fm_problems:
             out.append(Problem(f, line, msg, fix, "front-matter"))
+        if page.chapter:  # the build's template check (vllm_book.template)
+            for line, msg, fix in template.check(page.h2, config_default("vllm_book_chapter_sections"), None,
+                                                 page.n_lines or 1):
+                out.append(Problem(f, line, msg, fix, "curriculum"))
         # anchors
         for a in page.anchors:
             n_anchors += 1
