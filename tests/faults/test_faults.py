@@ -229,6 +229,18 @@ def test_nul_byte_in_a_cited_python_file(fault_book, monkeypatch):
     assert "二进制" not in page and "token_budget =\ufffdself" in page
 
 
+def test_oversized_source_file_is_named(fault_book, monkeypatch):
+    """A file over the index's size limit used to vanish silently ("no file …" for an anchor into it)."""
+    import vllm_book.index as index_mod
+
+    monkeypatch.setattr(index_mod, "MAX_BYTES", 1000)
+    monkeypatch.setenv("VLLM_BOOK_SRC", str(fault_book / "vllm"))  # the size limit, not the manifest, is under test
+    for run in (run_validate(fault_book), run_build(fault_book)):
+        rejected(run, f"{SCHED}:1", r"the index cannot use this file: it is 1,769 bytes, over the index's limit of 1,000",
+                 "raise MAX_BYTES")
+        rejected(run, f"{CHAPTER}:13", r"is in the tree but was not indexed: it is 1,769 bytes", "raise MAX_BYTES")
+
+
 # --------------------------------------------------------------------------- provisioning: errors, not crash reports
 
 

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from ..index.model import Symbol
 
 Kind = Literal["dir", "file", "symbol", "line"]
+OVERSIZED_FIX = ("restore the file from the pinned release (rm -rf vllm && make vllm); if the release really has a file "
+                 "this large, raise MAX_BYTES in ext/vllm_book/index/__init__.py")
 
 _TARGET = re.compile(
     r"""^(?P<path>[^:"\s][^:"]*?)
@@ -53,7 +55,9 @@ class AnchorError(ValueError):
         """The ``fix:`` line both gates print."""
         if self.suggestions:
             return f"use one of: {', '.join(self.suggestions)}"
-        if "could not be indexed" in self.message:
+        if "index's limit" in self.message:
+            return OVERSIZED_FIX
+        if "could not be indexed" in self.message or "was not indexed" in self.message:
             return "restore the file from the pinned release (rm -rf vllm && make vllm)"
         return "correct the path/qualname (see docs/anchors.md); browse the tree under vllm/"
 
@@ -147,6 +151,9 @@ def resolve(index: SourceIndex, target: Target | str) -> Resolution:
     if f is None:
         if index.is_dir(t.path):
             raise AnchorError(f"{t.path} is a directory: write it with a trailing slash ({t.path}/)", [t.path + "/"])
+        problem = getattr(index, "problems", {}).get(t.path)
+        if problem:
+            raise AnchorError(f"{t.path} is in the tree but was not indexed: {problem[1]}")
         raise AnchorError(f"no file {t.path} in the source tree", index.suggest_paths(t.path))
     if not t.qualname:
         if t.text is None:
@@ -219,6 +226,7 @@ def index_problems(index: SourceIndex, label: str) -> list[Problem]:
         lang = index.files[path].lang if path in index.files else ""
         out.append(Problem(where, line, f"the index cannot use this file: {reason}"
                            + ("; anchors into it find no symbols" if lang == "python" else ""),
+                           OVERSIZED_FIX if "index's limit" in reason else
                            "restore the file from the pinned release (rm -rf vllm && make vllm); an edited tree is not "
                            "the pinned one", "index"))
     return out

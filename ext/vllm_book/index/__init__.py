@@ -348,8 +348,11 @@ class SourceIndex:
 # building
 
 
-def scan(root: Path, dirs: Sequence[str]) -> list[tuple[str, int, int]]:
-    """``[(path, size, mtime_ns)]`` of every browsable file under *dirs*, sorted."""
+def scan(root: Path, dirs: Sequence[str], oversized: list[tuple[str, int]] | None = None) -> list[tuple[str, int, int]]:
+    """``[(path, size, mtime_ns)]`` of every browsable file under *dirs*, sorted.
+
+    Browsable files over :data:`MAX_BYTES` are left out; *oversized* (when given) collects them as ``(path, size)``.
+    """
     out = []
     root = Path(root)
     for top in dirs:
@@ -376,6 +379,8 @@ def scan(root: Path, dirs: Sequence[str]) -> list[tuple[str, int, int]]:
                         continue
                     st = e.stat(follow_symlinks=False)
                     if st.st_size > MAX_BYTES:
+                        if oversized is not None:
+                            oversized.append((rel, st.st_size))
                         continue
                     out.append((rel, st.st_size, st.st_mtime_ns))
     out.sort()
@@ -494,12 +499,22 @@ def build_index(
 
     ``jobs``: worker processes for parsing (0 = one per CPU, 1 = in-process).
     """
+    root = Path(root).resolve()
+    dirs = tuple(d.strip("/") for d in dirs)
+    oversized: list[tuple[str, int]] = []
+    entries = scan(root, dirs, oversized)
+    too_big = {p: (1, f"it is {size:,} bytes, over the index's limit of {MAX_BYTES:,} bytes (not indexed, not browsable)")
+               for p, size in oversized}
+    index = _build(root, dirs, entries, cache_dir, jobs)
+    index.problems.update(too_big)  # found by every scan, never cached
+    return index
+
+
+def _build(root: Path, dirs: tuple[str, ...], entries: list[tuple[str, int, int]], cache_dir: Path | None,
+           jobs: int) -> SourceIndex:
     from . import cache as cache_mod
     from . import cpp
 
-    root = Path(root).resolve()
-    dirs = tuple(d.strip("/") for d in dirs)
-    entries = scan(root, dirs)
     store = cache_mod.Cache(cache_dir, root, dirs) if cache_dir else None
     if store is not None:
         hit = store.load_if_unchanged(entries)
