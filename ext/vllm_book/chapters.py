@@ -84,6 +84,15 @@ def read_front_matter(path: Path) -> tuple[dict[str, Any], int]:
     return fm.data, fm.end
 
 
+def _note_failure(env: Any) -> None:
+    """Re-read this chapter on the next build too (the anchors' mechanism), so an incremental build repeats
+    its warnings instead of passing a chapter that a full build rejects."""
+    try:
+        env.get_domain("src").note_failure(env.docname)
+    except Exception:  # noqa: BLE001 - the anchors feature is not loaded (some test roots)
+        pass
+
+
 def _planned(app_config: Config, srcdir: str, docname: str) -> bool:
     try:
         from .toc import get_curriculum
@@ -149,6 +158,7 @@ class HeaderCard(SphinxTransform):
         for line, msg, fix in frontmatter.check_chapter(fm, exists):
             logger.warning("%s\n    fix: %s", msg, fix, location=(env.docname, line), type="vllm_book",
                            subtype="front-matter")
+            _note_failure(env)
         if fm.problems:
             return
         data = fm.data
@@ -245,6 +255,7 @@ def check_template(app: Sphinx, doctree: nodes.document) -> None:
     # make validate runs the same check on its scan of the Markdown (vllm_book.template)
     for line, msg, fix in template.check(h2, required, aliases, end_line):
         logger.warning("%s\n    fix: %s", msg, fix, location=(env.docname, line), type="vllm_book", subtype="chapter")
+        _note_failure(env)
 
 
 def setup(app: Sphinx) -> dict[str, object]:

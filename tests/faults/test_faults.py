@@ -153,6 +153,19 @@ def test_self_check_with_too_few_questions(fault_book):
          ":::{dropdown}")
 
 
+@pytest.mark.parametrize("fault", ["front matter", "template"])
+def test_incremental_build_repeats_the_failure(fault_book, fault):
+    """A second ``make html`` with nothing changed must fail again, not pass on the cached environment."""
+    if fault == "front matter":
+        edit(fault_book / CHAPTER, "difficulty: 入门", "difficulty: 专家")
+        where = f"{CHAPTER}:4"
+    else:
+        edit(fault_book / CHAPTER, ":::{dropdown} 块哈希在哪里？\n`kv_cache_utils.py`。\n:::\n", "")
+        where = f"{CHAPTER}:32"
+    for _ in range(2):
+        rejected(run_build(fault_book), where, "", "")
+
+
 # --------------------------------------------------------------------------- the tree's integrity
 
 
