@@ -61,7 +61,9 @@ def fault_book(tmp_path, fault_template, fault_cache, monkeypatch):
     monkeypatch.setenv("VLLM_BOOK_CACHE", str(fault_cache[0]))
     monkeypatch.delenv("VLLM_BOOK_SRC", raising=False)
     book = tmp_path / "book"
-    shutil.copytree(fault_template, book, symlinks=True)
+    # a full build each time, as in a fresh clone (only the index and Mermaid caches are kept warm);
+    # test_incremental_build_repeats_the_failure covers the incremental case
+    shutil.copytree(fault_template, book, symlinks=True, ignore=lambda d, names: ["doctrees"] if d.endswith("_build") else [])
     return book
 
 
