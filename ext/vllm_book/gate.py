@@ -16,6 +16,7 @@ error and :class:`SystemExit` prints our message and nothing else
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NoReturn
@@ -65,8 +66,6 @@ def repo_root(app: Sphinx) -> Path:
 def check(app: Sphinx, config: Config) -> None:
     from . import pin as pin_mod
     from . import tree as tree_mod
-
-    import os
 
     root = repo_root(app)
     override = config.vllm_book_src_root or os.environ.get("VLLM_BOOK_SRC", "")

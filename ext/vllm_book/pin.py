@@ -8,7 +8,8 @@ everything else.  The tree lives at ``<repo>/vllm``:
 * otherwise the PyPI sdist of the pinned release is downloaded once into a
   cache outside the build directory, its sha256 is verified, its
   ``vllm/_version.py`` commit is checked against the pin, and it is unpacked
-  into ``vllm/`` together with a provenance record.
+  into ``vllm/`` together with a provenance record and a manifest of every
+  file (path, size, sha256; :mod:`vllm_book.tree` verifies the tree against it).
 
 Git ignores files inside an uninitialised submodule directory, so the
 unpacked sdist never shows up in ``git status``.

@@ -22,8 +22,15 @@ links
     images exist; ``{ref}``/``{numref}``
     and ``(#label)`` links name a defined label; labels are unique;
     chapter ``prerequisites`` exist.
+front-matter
+    every chapter's front matter is valid YAML of the right shape (the header card's checker).
 diagrams
     every ``{mermaid}`` diagram parses with the pinned Mermaid.
+
+Every check that concerns what the build reads is the build's own function
+(``vllm_book.tree``, ``.frontmatter``, ``.template``, ``.anchors.excerpt``,
+``.anchors.resolve.index_problems``, ``.sync.mermaid.check_pages``), so the two
+gates cannot disagree; ``tests/faults`` holds one test per known fault.
 """
 
 from __future__ import annotations
