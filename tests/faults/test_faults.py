@@ -108,6 +108,14 @@ def test_mermaid_line_after_diagram_front_matter_and_comments(fault_book):
     both(fault_book, f"{CHAPTER}:30", r"Mermaid cannot read this line", "mermaid.live")  # 25 + 5 lines
 
 
+@needs_mermaid
+def test_mermaid_line_after_directive_options(fault_book):
+    """Options, a blank line, then the diagram: the blank line is dropped by Mermaid, not by the report."""
+    edit(fault_book / CHAPTER, "```{mermaid}\nflowchart LR\n", "```{mermaid}\n:caption: 调度流程\n:name: fig-sched\n\nflowchart LR\n")
+    edit(fault_book / CHAPTER, "    S --> O[out]\n", "    S --> O(out]\n")
+    both(fault_book, f"{CHAPTER}:28", r"Mermaid cannot read this line", "mermaid.live")  # 25 + 3 lines
+
+
 def test_tree_version_names_another_commit(fault_book):
     edit(fault_book / "vllm/vllm/_version.py", "g1111111aa", "g2222222bb")
     v, b = both(fault_book, "vllm/vllm/_version.py:3", r"built from commit 2222222bb, but vllm-pin\.toml pins " + SHA,
