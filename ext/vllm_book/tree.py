@@ -231,8 +231,8 @@ def regenerate_manifest(root: Path, pin: pin_mod.Pin) -> dict[str, Entry] | None
     digest = pin_mod.sha256_file(archive)
     if digest != pin.sdist_sha256:
         raise pin_mod.ProvisionError(
-            f"sha256 mismatch for {archive}:\n  expected {pin.sdist_sha256} (from {pin_mod.PIN_FILE})\n  got      {digest}\n"
-            f"  The archive is corrupt or has been tampered with. Fix: delete it (rm {archive}) and run: make vllm")
+            f"the cached {archive.name} is corrupt or has been tampered with: sha256 {digest}, "
+            f"but {pin_mod.PIN_FILE} says {pin.sdist_sha256} ({archive})")
     entries = sdist_entries(archive)
     pin_mod._log(f"vllm/ has no manifest (provisioned before manifests existed): writing it from {archive}")
     return entries
@@ -302,8 +302,10 @@ def check_tree(root: Path, pin: pin_mod.Pin, *, pin_line: int = 1) -> list[Probl
         try:
             entries = regenerate_manifest(root, pin)
         except pin_mod.ProvisionError as exc:
+            archive = pin_mod.cache_dir() / "sdist" / pin.sdist_filename
             return out + [Problem(f"{pin_mod.TREE_DIR}/{MANIFEST_FILE}", 1, f"vllm/ has no manifest and it cannot be rebuilt: {exc}",
-                                  "run: make vllm", "tree")]
+                                  f"delete the archive (rm {archive}) and run: make vllm (it downloads it again and checks "
+                                  "its sha256)", "tree")]
         if entries is None:
             return out + [Problem(f"{pin_mod.TREE_DIR}/{MANIFEST_FILE}", 1,
                                   f"vllm/ has no manifest (it was provisioned before manifests existed) and "

@@ -313,8 +313,9 @@ def test_tree_without_manifest_and_tampered_cache(fault_book, fault_cache, tmp_p
     (cache / "sdist").mkdir(parents=True)
     (cache / "sdist/vllm-0.1.0.tar.gz").write_bytes(b"not the sdist")
     monkeypatch.setenv("VLLM_BOOK_CACHE", str(cache))
-    v, b = both(fault_book, "vllm/.vllm-book-manifest.json:1", r"no manifest and it cannot be rebuilt: sha256 mismatch .*expected "
-                rf"{fault_cache[1]}", "make vllm")
+    v, b = both(fault_book, "vllm/.vllm-book-manifest.json:1", r"no manifest and it cannot be rebuilt: the cached "
+                r"vllm-0\.1\.0\.tar\.gz is corrupt or has been tampered with: sha256 [0-9a-f]{64}, but vllm-pin\.toml says "
+                rf"{fault_cache[1]}", "and run: make vllm")
 
 
 def test_tree_without_manifest_gets_one_from_the_cache(fault_book):
