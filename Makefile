@@ -18,7 +18,8 @@ PY           := $(VENV)/bin/python
 SPHINXBUILD  := $(VENV)/bin/sphinx-build
 STAMP        := $(VENV)/.installed
 MERMAID_JS   := source/_static/mermaid/mermaid.esm.min.mjs
-VLLM_STAMP   := vllm/.vllm-book-provenance.json
+# the manifest: a tree provisioned before manifests existed gets one on the next make (from the cached sdist)
+VLLM_STAMP   := vllm/.vllm-book-manifest.json
 # the pinned vLLM installed from PyPI (7 GB): only `make cli-spec` (and the experiments) need it, never html/validate
 VLLM_VENV    := .venv-vllm
 VLLM_VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' vllm-pin.toml | head -n 1)
@@ -55,6 +56,7 @@ vllm: $(STAMP) ## provision vllm/ (submodule, or the sha256-verified PyPI sdist)
 
 $(VLLM_STAMP): $(STAMP) vllm-pin.toml
 	@$(PY) -m vllm_book.pin provision
+	@test ! -f $@ || touch $@
 
 $(VLLM_VENV)/.installed: vllm-pin.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found"; exit 2; }

@@ -9,9 +9,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "ext"))
 
-from vllm_book.pin import load_pin  # noqa: E402
+from vllm_book.pin import Pin, ProvisionError, load_pin  # noqa: E402
 
-PIN = load_pin(ROOT)
+try:
+    PIN = load_pin(ROOT)
+except ProvisionError:
+    # a broken pin file: vllm_book.gate reports it at config-inited (file, fix) and stops the build;
+    # an exception here would be printed by Sphinx as a traceback inside "Configuration error"
+    PIN = Pin("?", "0" * 40, "", "", "", "", ROOT / "vllm-pin.toml")
 
 # -- project -----------------------------------------------------------------
 project = "vLLM 学习手册"
@@ -85,7 +90,9 @@ html_theme_options = {
                      f"<p>This book describes vLLM v{PIN.version}, commit <code>{PIN.commit}</code>.</p>"),
 }
 html_search_language = "zh" if language.startswith("zh") else "en"
-html_search_options = {"dict": str(ROOT / "source" / "_data" / "jieba-vllm.txt")}
+# relative to this directory (vllm_book.search): html_* values are hashed into .buildinfo, which must be the
+# same from any clone path
+html_search_options = {"dict": "source/_data/jieba-vllm.txt"}
 
 # Mermaid JS is served from _static (copied from the pinned npm package by `make`);
 # nothing is loaded from a CDN at read time.

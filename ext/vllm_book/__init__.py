@@ -12,9 +12,11 @@ __version__ = "0.1.0"
 
 FEATURES = (
     "vllm_book.config",
+    "vllm_book.gate",
     "vllm_book.toc",
     "vllm_book.chapters",
     "vllm_book.anchors",
+    "vllm_book.diagrams",
     "vllm_book.browser",
     "vllm_book.search",
     "vllm_book.landmarks",

@@ -24,6 +24,8 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
     ("vllm_book_words_per_minute", 200, "env", (int,), "reading speed for Latin words"),
     ("vllm_book_code_lines_per_minute", 20, "env", (int,), "reading speed for code lines"),
     ("vllm_book_curriculum", "curriculum.toml", "env", (str,), "the curriculum file, relative to the conf dir"),
+    ("vllm_book_node_modules", "", "", (str,),
+     "node_modules holding the pinned mermaid the build parses diagrams with (default <repo>/node_modules)"),
     ("vllm_book_mermaid_cli", "", "", (str,), "mermaid-cli for EPUB/PDF diagrams (default <repo>/node_modules/.bin/mmdc)"),
     ("vllm_book_chromium", "", "", (str,), "chromium for mermaid-cli (default: $PUPPETEER_EXECUTABLE_PATH, then chromium on PATH)"),
     ("vllm_book_mermaid_jobs", 0, "", (int,),

@@ -8,7 +8,8 @@ everything else.  The tree lives at ``<repo>/vllm``:
 * otherwise the PyPI sdist of the pinned release is downloaded once into a
   cache outside the build directory, its sha256 is verified, its
   ``vllm/_version.py`` commit is checked against the pin, and it is unpacked
-  into ``vllm/`` together with a provenance record.
+  into ``vllm/`` together with a provenance record and a manifest of every
+  file (path, size, sha256; :mod:`vllm_book.tree` verifies the tree against it).
 
 Git ignores files inside an uninitialised submodule directory, so the
 unpacked sdist never shows up in ``git status``.
@@ -289,8 +290,17 @@ def provision(root: Path | None = None, *, quiet: bool = False) -> Provenance:
         if not quiet:
             _log(f"vllm/ is the git submodule at the pinned commit {pin.short} (v{pin.version})")
         return Provenance("submodule", pin.version, pin.commit)
+    from . import tree as tree_mod  # the manifest (tree.py imports this module)
+
     prov = _read_provenance(tree)
     if prov and prov.commit == pin.commit and prov.sdist_sha256 == pin.sdist_sha256:
+        if tree_mod.load_manifest(tree) is None:
+            # provisioned before manifests existed: write it from the (re-)verified sdist, no re-download if cached
+            archive, _digest, _url = fetch_sdist(pin.sdist_filename, pin.index, pin.sdist_sha256)
+            entries = tree_mod.sdist_entries(archive)
+            tree_mod.seal(tree, entries)
+            tree_mod.write_manifest(tree, entries, f"regenerated from {pin.sdist_filename}")
+            _log(f"vllm/ had no manifest: written from {archive} (run `make validate` to compare the tree with it)")
         if not quiet:
             _log(f"vllm/ already provisioned from {pin.sdist_filename} (sha256 verified at {prov.provisioned_at})")
         return prov
@@ -308,6 +318,9 @@ def provision(root: Path | None = None, *, quiet: bool = False) -> Provenance:
         shutil.rmtree(tree)
     tree.mkdir(parents=True, exist_ok=True)
     unpack_sdist(archive, tree, pin.commit)
+    entries = tree_mod.sdist_entries(archive)
+    tree_mod.seal(tree, entries)
+    tree_mod.write_manifest(tree, entries, "sdist")
     prov = Provenance(
         source="sdist",
         version=pin.version,

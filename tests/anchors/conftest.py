@@ -51,6 +51,8 @@ _REREGISTERED = re.compile(r"is already registered|\[app\.add_(node|role|directi
 
 def warnings_of(app) -> list[str]:
     text = _ANSI.sub("", app.warning.getvalue())
+    # a warning's "    fix: …" line belongs to it
+    text = re.sub(r"\n(\s+fix: )", r" \1", text)
     return [line for line in text.splitlines() if ("WARNING" in line or "ERROR" in line) and not _REREGISTERED.search(line)]
 
 

@@ -60,7 +60,7 @@ def test_line_anchor_errors(app, warnings_of):
 def test_excerpt_errors(app, warnings_of):
     ws = warnings_of(app)
     assert "unresolved source excerpt 'vllm/v1/core/sched/scheduler.py::Scheduler.scheduled'" in warning_at(ws, "errors.md:21:")
-    assert ':emphasize: "not in there" matches no shown line' in warning_at(ws, "errors.md:24:")
+    assert ':emphasize: "not in there" matches no shown line' in warning_at(ws, "errors.md:25:")  # the option line
 
 
 def test_unresolved_renders_visibly_without_link(app):

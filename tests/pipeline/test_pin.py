@@ -118,3 +118,21 @@ def test_real_pin_matches_the_design():
     gitlink = subprocess.run(["git", "ls-files", "-s", "vllm"], capture_output=True, text=True,
                              cwd=pin.path.parent).stdout.split()
     assert gitlink[:2] == ["160000", COMMIT]
+
+
+def test_real_conf_puts_no_absolute_path_into_buildinfo():
+    """``.buildinfo`` hashes the ``html``-category config values; an absolute path there differs per clone.
+
+    (tests/faults/test_reproducible.py builds a small book from two paths; this checks the real conf.py.)
+    """
+    from sphinx.config import Config
+    from sphinx.util.tags import Tags
+
+    from vllm_book.config import CONFIG_VALUES
+
+    repo = Path(__file__).resolve().parents[2]
+    cfg = Config.read(repo, overrides={}, tags=Tags())
+    ours = {name for name, _default, rebuild, *_ in CONFIG_VALUES if rebuild == "html"}
+    hashed = {k: v for k, v in cfg._raw_config.items() if k.startswith(("html_", "mermaid_")) or k in ours}
+    assert "html_search_options" in hashed
+    assert not [k for k, v in hashed.items() if str(repo) in repr(v)]

@@ -98,7 +98,15 @@ def get_index(app_or_env: Sphinx | BuildEnvironment) -> SourceIndex:
         raise RuntimeError("vllm_book.anchors: the source index is built at builder-inited; call get_index(app) first")
     from ..index import build_index
 
-    root = source_root(app)
+    from ..pin import ProvisionError
+
+    try:
+        root = source_root(app)
+    except ProvisionError as exc:  # the gate (config-inited) normally reports this first
+        from ..gate import fail
+        from ..problems import Problem
+
+        fail([Problem("vllm-pin.toml", 1, str(exc), "run: make vllm", "tree")])
     t0 = time.perf_counter()
     index = build_index(root, tuple(app.config.vllm_book_browser_dirs), cache_dir=cache_dir(app), jobs=app.parallel or 0)
     logger.info(
@@ -110,7 +118,12 @@ def get_index(app_or_env: Sphinx | BuildEnvironment) -> SourceIndex:
 
 
 def _builder_inited(app: Sphinx) -> None:
-    get_index(app)
+    from ..gate import report
+    from .resolve import index_problems
+
+    index = get_index(app)
+    # the same list make validate reports (check "index"): files the index could not use
+    report(index_problems(index, str(index.root)), subtype="index")
 
 
 def _reread_failing(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
@@ -121,6 +134,7 @@ def _reread_failing(app: Sphinx, env: BuildEnvironment, added: set[str], changed
 
 def setup(app: Sphinx) -> dict[str, object]:
     app.setup_extension("vllm_book.config")
+    app.setup_extension("vllm_book.gate")
     app.add_node(src_ref, **NODE_VISITORS)  # type: ignore[arg-type]
     app.add_node(src_excerpt, **NODE_VISITORS)  # type: ignore[arg-type]
     app.add_domain(SrcDomain)

@@ -11,6 +11,7 @@ from docutils.parsers.rst import directives
 from sphinx.domains import Domain
 from sphinx.util.docutils import ReferenceRole, SphinxDirective
 
+from .excerpt import split_emphasize
 from .nodes import src_excerpt, src_ref
 
 if TYPE_CHECKING:
@@ -69,7 +70,13 @@ class SrcCode(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         opts = self.options
-        emphasize = [t.strip() for t in opts.get("emphasize", "").split(";") if t.strip()]
+        emphasize = split_emphasize(opts.get("emphasize"))
+        # each option's own line, so a problem points at it (as make validate does)
+        option_lines = {}
+        for i, text in enumerate(self.block_text.splitlines()):
+            key = text.strip().split(":", 2)[1] if text.strip().startswith(":") and text.count(":") >= 2 else ""
+            if key in ("focus", "emphasize") and key not in option_lines:
+                option_lines[key] = self.lineno + i
         node = src_excerpt(
             self.block_text,
             target=self.arguments[0].strip(),
@@ -79,6 +86,7 @@ class SrcCode(SphinxDirective):
             caption=opts.get("caption"),
             linenos="no-linenos" not in opts,
             classes=list(opts.get("class", [])),
+            option_lines=option_lines,
         )
         self.set_source_info(node)
         self.add_name(node)

@@ -19,12 +19,15 @@ import re
 from typing import TYPE_CHECKING, Literal
 
 from ..index import preferred
+from ..problems import Problem
 
 if TYPE_CHECKING:
     from ..index import SourceIndex
     from ..index.model import Symbol
 
 Kind = Literal["dir", "file", "symbol", "line"]
+OVERSIZED_FIX = ("restore the file from the pinned release (rm -rf vllm && make vllm); if the release really has a file "
+                 "this large, raise MAX_BYTES in ext/vllm_book/index/__init__.py")
 
 _TARGET = re.compile(
     r"""^(?P<path>[^:"\s][^:"]*?)
@@ -46,6 +49,17 @@ class AnchorError(ValueError):
         if not self.suggestions:
             return self.message
         return f"{self.message}; did you mean: {', '.join(self.suggestions)}"
+
+    @property
+    def fix(self) -> str:
+        """The ``fix:`` line both gates print."""
+        if self.suggestions:
+            return f"use one of: {', '.join(self.suggestions)}"
+        if "index's limit" in self.message:
+            return OVERSIZED_FIX
+        if "could not be indexed" in self.message or "was not indexed" in self.message:
+            return "restore the file from the pinned release (rm -rf vllm && make vllm)"
+        return "correct the path/qualname (see docs/anchors.md); browse the tree under vllm/"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -137,6 +151,9 @@ def resolve(index: SourceIndex, target: Target | str) -> Resolution:
     if f is None:
         if index.is_dir(t.path):
             raise AnchorError(f"{t.path} is a directory: write it with a trailing slash ({t.path}/)", [t.path + "/"])
+        problem = getattr(index, "problems", {}).get(t.path)
+        if problem:
+            raise AnchorError(f"{t.path} is in the tree but was not indexed: {problem[1]}")
         raise AnchorError(f"no file {t.path} in the source tree", index.suggest_paths(t.path))
     if not t.qualname:
         if t.text is None:
@@ -144,6 +161,10 @@ def resolve(index: SourceIndex, target: Target | str) -> Resolution:
         return _line(index, t, 1, max(f.n_lines, 1), None, f.lang)
     symbols = index.lookup(t.path, t.qualname)
     if not symbols:
+        problem = getattr(index, "problems", {}).get(t.path)
+        if problem:
+            raise AnchorError(f"{t.path} could not be indexed (line {problem[0]}: {problem[1]}), so {t.qualname} "
+                              "cannot be found in it")
         raise AnchorError(f"no symbol {t.qualname} in {t.path}", index.suggest(t.path, t.qualname))
     if t.ordinal is not None:
         chosen = [s for s in symbols if s.ordinal == t.ordinal]
@@ -190,6 +211,25 @@ def _line(index: SourceIndex, t: Target, start: int, end: int, sym: Symbol | Non
     n = hits[0]
     inner = index.symbol_at(t.path, n) if sym is None else sym
     return Resolution(t.path, n, n, inner, "line", lang)
+
+
+def index_problems(index: SourceIndex, label: str) -> list[Problem]:
+    """Every file of *index* it could not fully use, as problems at ``<label>/<path>:<line>``.
+
+    ``make validate`` and the build (``builder-inited``) both report these: a file
+    silently without symbols makes every anchor into it fail with a misleading
+    "no symbol" message, and the browser would show it garbled.
+    """
+    out = []
+    for path, (line, reason) in sorted(getattr(index, "problems", {}).items()):
+        where = f"{label.rstrip('/')}/{path}"
+        lang = index.files[path].lang if path in index.files else ""
+        out.append(Problem(where, line, f"the index cannot use this file: {reason}"
+                           + ("; anchors into it find no symbols" if lang == "python" else ""),
+                           OVERSIZED_FIX if "index's limit" in reason else
+                           "restore the file from the pinned release (rm -rf vllm && make vllm); an edited tree is not "
+                           "the pinned one", "index"))
+    return out
 
 
 def match_lines(lines: list[str], start: int, end: int, text: str) -> list[int]:

@@ -13,7 +13,8 @@ from sphinx.util import logging
 from .. import urls
 from .lint import OPT_OUT_CLASS, find_unmanaged
 from .nodes import src_excerpt, src_ref
-from .resolve import AnchorError, Resolution, match_lines, parse_target, resolve
+from .excerpt import FIX, make_excerpt
+from .resolve import AnchorError, Resolution, parse_target, resolve
 
 if TYPE_CHECKING:
     from ..index import SourceIndex
@@ -60,6 +61,28 @@ def _default_text(res: Resolution, target: str) -> str:
     return parse_target(target).qualname
 
 
+def _source_lines(document: nodes.document) -> list[str]:
+    try:
+        with open(document["source"], encoding="utf-8") as f:
+            return f.read().splitlines()
+    except (OSError, KeyError, UnicodeDecodeError):
+        return []
+
+
+def _role_line(lines: list[str], node: nodes.Element) -> int | None:
+    """The line of the role itself: MyST gives an inline role the line of its paragraph (as validate's scanner
+    does not), so a role on the second line of a paragraph would be reported one line off."""
+    start = node.line
+    raw = node.rawsource or ""  # MyST writes it as :src:`text`; the file has {src}`text`
+    raw = raw[raw.find("`"):] if "`" in raw else raw
+    if not start or not raw or not lines:
+        return start
+    for n in range(start, min(start + 200, len(lines)) + 1):
+        if raw in lines[n - 1]:
+            return n
+    return start
+
+
 class ResolveAnchors(SphinxTransform):
     """Resolve every placeholder of the document (read phase).
 
@@ -81,9 +104,12 @@ class ResolveAnchors(SphinxTransform):
         domain = self.env.get_domain("src")
         docname = self.env.docname
         n = 0
+        lines = _source_lines(self.document)
         for node in placeholders:
             if node.get("auxiliary"):
                 continue
+            if isinstance(node, src_ref):
+                node.line = _role_line(lines, node)
             n += 1
             node_id = f"src-{n}"
             target = node["target"]
@@ -116,7 +142,7 @@ class ResolveAnchors(SphinxTransform):
 
     def _unresolved(self, node: nodes.Element, target: str, exc: AnchorError) -> None:
         what = "source excerpt" if isinstance(node, src_excerpt) else "source anchor"
-        _warn(f"unresolved {what} {target!r}: {exc}", node)
+        _warn(f"unresolved {what} {target!r}: {exc}\n    fix: {exc.fix}", node)
         self.env.get_domain("src").note_failure(self.env.docname)  # type: ignore[attr-defined]
         node["resolved"] = False
         if isinstance(node, src_ref) and not node.children:
@@ -127,37 +153,24 @@ class ResolveAnchors(SphinxTransform):
             node += para
 
     def _excerpt(self, node: src_excerpt, res: Resolution, index: SourceIndex, node_id: str) -> tuple[int, int] | None:
-        if res.kind == "dir":
-            self._unresolved(node, node["target"], AnchorError("src-code needs a file, symbol or line, not a directory"))
+        ex, problems = make_excerpt(index, res, target=node["target"], focus=node.get("focus"),
+                                    emphasize=node.get("emphasize", []), max_lines=node.get("max_lines"))
+        option_lines = node.get("option_lines") or {}
+        for p in problems:  # make validate reports the same (vllm_book.anchors.excerpt)
+            line = option_lines.get(p.option) or node.line
+            if p.fatal:
+                node["resolved"] = False
+                para = nodes.paragraph("", "", classes=["src-excerpt", "unresolved"])
+                para += nodes.literal(node["target"], node["target"])
+                node += para
+            logger.warning(f"{p.message}\n    fix: {FIX[p.option]}", type=WARNING_TYPE, subtype="anchor",
+                           location=(self.env.docname, line))
+            self.env.get_domain("src").note_failure(self.env.docname)  # type: ignore[attr-defined]
+        if ex is None:
             return None
-        lines = index.lines(res.path)
-        start, end = res.start, min(res.end, len(lines))
+        start, end, full_end, shown, hl = ex.start, ex.end, ex.full_end, ex.shown, ex.hl
+        truncated = ex.truncated
         focus = node.get("focus")
-        if focus:
-            hits = match_lines(lines, start, end, focus)
-            if len(hits) != 1:
-                where = f"{res.path}:{start}-{end}"
-                msg = (
-                    f'no line of {where} contains "{focus}"'
-                    if not hits
-                    else f'"{focus}" matches {len(hits)} lines of {where} (lines {", ".join(map(str, hits[:12]))}); quote a longer, unique text'
-                )
-                self._unresolved(node, node["target"], AnchorError(f":focus: {msg}"))
-                return None
-            start = hits[0]
-        full_end = end
-        max_lines = node.get("max_lines")
-        truncated = bool(max_lines) and end - start + 1 > max_lines
-        if truncated:
-            end = start + max_lines - 1
-        shown = lines[start - 1 : end]
-        hl: list[int] = []
-        for text in node.get("emphasize", []):
-            hits = [i + 1 for i, line in enumerate(shown) if text in line]
-            if not hits:
-                _warn(f'src-code {node["target"]!r}: :emphasize: "{text}" matches no shown line ({res.path}:{start}-{end})', node)
-                self.env.get_domain("src").note_failure(self.env.docname)  # type: ignore[attr-defined]
-            hl.extend(hits)
         code = textwrap.dedent("\n".join(shown))
         literal = nodes.literal_block(code, code)
         literal["language"] = lexer_for(res.path, res.lang)

@@ -201,15 +201,12 @@ class FileJob:
 def render_file(job: FileJob, cache_dir: str | None) -> tuple[str, bool]:
     """(HTML, lexed) of one file page."""
     data = Path(job.src).read_bytes()
-    binary = b"\0" in data[:8192]
     lexer = lexer_name(job.path, job.lang)
-    if binary:
-        lines: list[tuple] = []
-        lexed = False
-    else:
-        # key the cache on what was read, should the file have changed since it was indexed
-        sha = hashlib.sha256(data).hexdigest()
-        lines, lexed = lex_cached(data.decode("utf-8", "replace"), lexer, sha, cache_dir)
+    # every indexed file is text by its name; a NUL byte or bad UTF-8 in it is reported by both gates
+    # (SourceIndex.problems) and shown here as U+FFFD, never as "binary, 0 lines" beside a chapter's citation
+    # key the cache on what was read, should the file have changed since it was indexed
+    sha = hashlib.sha256(data).hexdigest()
+    lines, lexed = lex_cached(data.decode("utf-8", "replace"), lexer, sha, cache_dir)
     targets = symbol_targets(job.symbols)
     prefix: dict[int, list[str]] = defaultdict(list)
     for t in targets:
@@ -231,11 +228,8 @@ def render_file(job: FileJob, cache_dir: str | None) -> tuple[str, bool]:
         if out:
             out[-1] += "".join(prefix[line])
     code = "\n".join(out)
-    if binary:
-        body_code = f'<p class=none>二进制文件（{human_size(job.size)}），不显示内容。</p>'
-    else:
-        # the newline after <pre> is eaten by the HTML parser; this one keeps line 1 intact
-        body_code = f"<div class=src><pre class=code id=code>\n{code}\n</pre></div>"
+    # the newline after <pre> is eaten by the HTML parser; this one keeps line 1 intact
+    body_code = f"<div class=src><pre class=code id=code>\n{code}\n</pre></div>"
     info = f"{LANG_LABEL.get(lexer, lexer)} · {n:,} 行 · {human_size(job.size)}"
     outline = outline_html(targets)
     gh = f"<a class=gh id=gh href={attr(job.gh)}>{esc(job.gh_label)}</a>" if job.gh else ""

@@ -56,8 +56,9 @@ def spec_from_app(app: Sphinx) -> dict[str, Any]:
             if Path(root).resolve() == default_tree.resolve():
                 prov = pin_mod.tree_provenance(cfg.vllm_book_repo_root or None)
                 if prov.source == "sdist":
+                    # true because vllm_book.gate checked it at config-inited (the build stops otherwise)
                     provenance = (f"源码树来自 PyPI 的 sdist {pin.sdist_filename}（sha256 {prov.sdist_sha256[:16]}… 已校验，"
-                                  f"其 vllm/_version.py 记录的提交与钉住的提交一致）")
+                                  f"其 vllm/_version.py 记录的提交与钉住的提交一致，每个文件与 sdist 的清单一致）")
                 else:
                     provenance = f"源码树是 git 子模块，检出于钉住的提交 {pin.short}"
             else:

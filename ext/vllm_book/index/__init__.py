@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 #: bump when the parsers or the pickled layout change (invalidates caches)
-INDEX_VERSION = 8
+INDEX_VERSION = 9
 
 PY_EXTS = frozenset({"py", "pyi"})
 CPP_EXTS = frozenset({"cu", "cuh", "cpp", "cc", "cxx", "c", "h", "hpp", "hh", "hxx", "inl"})
@@ -176,10 +176,14 @@ def preferred(symbols: Sequence[Symbol]) -> Choice | None:
 class SourceIndex:
     """Symbols, refs and directory listing of one source tree."""
 
-    def __init__(self, root: Path, key: str, files: dict[str, FileIndex]) -> None:
+    def __init__(self, root: Path, key: str, files: dict[str, FileIndex],
+                 problems: dict[str, tuple[int, str]] | None = None) -> None:
         self.root = Path(root)
         self.key = key
         self.files = files
+        #: path → (line, reason) of each file the index could not fully use (NUL bytes, not UTF-8,
+        #: a Python syntax error); both gates report them (``vllm_book.anchors.index_problems``)
+        self.problems = dict(problems or {})
         self._quals: dict[str, dict[str, list[Symbol]]] | None = None
         self._dirs: dict[str, list[str]] | None = None
 
@@ -195,13 +199,13 @@ class SourceIndex:
                 syms = [_symbol_row(s) for s in f.symbols]
                 refs = [_ref_row(r) for r in f.refs]
             rows.append((f.path, f.lang, f.sha256, f.n_lines, syms, refs))
-        return {"v": INDEX_VERSION, "root": str(self.root), "key": self.key, "rows": rows}
+        return {"v": INDEX_VERSION, "root": str(self.root), "key": self.key, "rows": rows, "problems": self.problems}
 
     def __setstate__(self, state: dict) -> None:
         if state.get("v") != INDEX_VERSION:
             raise ValueError("index pickle from another version")
         files = {row[0]: _LazyFileIndex.make(*row) for row in state["rows"]}
-        self.__init__(Path(state["root"]), state["key"], files)  # type: ignore[misc]
+        self.__init__(Path(state["root"]), state["key"], files, state.get("problems"))  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"<SourceIndex {self.root} files={len(self.files)} key={self.key[:12]}>"
@@ -344,8 +348,11 @@ class SourceIndex:
 # building
 
 
-def scan(root: Path, dirs: Sequence[str]) -> list[tuple[str, int, int]]:
-    """``[(path, size, mtime_ns)]`` of every browsable file under *dirs*, sorted."""
+def scan(root: Path, dirs: Sequence[str], oversized: list[tuple[str, int]] | None = None) -> list[tuple[str, int, int]]:
+    """``[(path, size, mtime_ns)]`` of every browsable file under *dirs*, sorted.
+
+    Browsable files over :data:`MAX_BYTES` are left out; *oversized* (when given) collects them as ``(path, size)``.
+    """
     out = []
     root = Path(root)
     for top in dirs:
@@ -372,14 +379,28 @@ def scan(root: Path, dirs: Sequence[str]) -> list[tuple[str, int, int]]:
                         continue
                     st = e.stat(follow_symlinks=False)
                     if st.st_size > MAX_BYTES:
+                        if oversized is not None:
+                            oversized.append((rel, st.st_size))
                         continue
                     out.append((rel, st.st_size, st.st_mtime_ns))
     out.sort()
     return out
 
 
+def file_problem(data: bytes) -> tuple[int, str]:
+    """``(line, reason)`` when *data* is not a text file the index and the browser can use, else ``(0, "")``."""
+    nul = data.find(b"\0")
+    if nul != -1:
+        return data.count(b"\n", 0, nul) + 1, "it contains a NUL byte (text files never do)"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return data.count(b"\n", 0, exc.start) + 1, f"it is not valid UTF-8 (byte 0x{data[exc.start]:02x})"
+    return 0, ""
+
+
 def _parse_one(root: str, path: str) -> tuple:
-    """Worker: (sha256, n_lines, lang, symbols, extra) for one file."""
+    """Worker: (sha256, n_lines, lang, symbols, extra, problem) for one file; problem = (line, reason) or ()."""
     from . import cpp, python
 
     data = (Path(root) / path).read_bytes()
@@ -387,13 +408,18 @@ def _parse_one(root: str, path: str) -> tuple:
     text = data.decode("utf-8", "replace")
     n_lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
     lang = lang_of(path)
+    line, reason = file_problem(data)
+    problem = (line, reason) if reason else ()
     if lang == "python":
         symbols, facts = python.parse(path, data)
-        return (sha, n_lines, lang, symbols, facts)
+        if facts is None and not problem:
+            line, reason = python.parse_error(path, data)
+            problem = (line, reason) if reason else ()
+        return (sha, n_lines, lang, symbols, facts, problem)
     if lang == "cpp":
         extra = (cpp.token_candidates(text), cpp.include_candidates(text), cpp.op_registrations(path, text))
-        return (sha, n_lines, lang, [], extra)
-    return (sha, n_lines, lang, [], None)
+        return (sha, n_lines, lang, [], extra, problem)
+    return (sha, n_lines, lang, [], None, problem)
 
 
 def _parse_chunk(root: str, paths: list[str]) -> list[tuple]:
@@ -428,7 +454,7 @@ def _link(root: Path, parsed: dict[str, tuple], ctags_symbols: dict[str, list[Sy
 
     files: dict[str, FileIndex] = {}
     quals: dict[str, dict[str, list[Symbol]]] = {}
-    for path, (sha, n_lines, lang, symbols, _extra) in parsed.items():
+    for path, (sha, n_lines, lang, symbols, _extra, _problem) in parsed.items():
         if lang == "cpp":
             symbols = ctags_symbols.get(path, [])
         files[path] = FileIndex(path, lang, sha, n_lines, list(symbols), [])
@@ -473,12 +499,22 @@ def build_index(
 
     ``jobs``: worker processes for parsing (0 = one per CPU, 1 = in-process).
     """
+    root = Path(root).resolve()
+    dirs = tuple(d.strip("/") for d in dirs)
+    oversized: list[tuple[str, int]] = []
+    entries = scan(root, dirs, oversized)
+    too_big = {p: (1, f"it is {size:,} bytes, over the index's limit of {MAX_BYTES:,} bytes (not indexed, not browsable)")
+               for p, size in oversized}
+    index = _build(root, dirs, entries, cache_dir, jobs)
+    index.problems.update(too_big)  # found by every scan, never cached
+    return index
+
+
+def _build(root: Path, dirs: tuple[str, ...], entries: list[tuple[str, int, int]], cache_dir: Path | None,
+           jobs: int) -> SourceIndex:
     from . import cache as cache_mod
     from . import cpp
 
-    root = Path(root).resolve()
-    dirs = tuple(d.strip("/") for d in dirs)
-    entries = scan(root, dirs)
     store = cache_mod.Cache(cache_dir, root, dirs) if cache_dir else None
     if store is not None:
         hit = store.load_if_unchanged(entries)
@@ -504,8 +540,8 @@ def build_index(
         for p in stale:
             text = (root / p).read_bytes().decode("utf-8", "replace")
             syms = cpp.symbols_from_tags(p, tags.get(p, []), text)
-            sha, n, lang, _s, extra = parsed[p]
-            parsed[p] = (sha, n, lang, syms, extra)
+            sha, n, lang, _s, extra, problem = parsed[p]
+            parsed[p] = (sha, n, lang, syms, extra, problem)
     for p in cpp_paths:
         ctags_syms[p] = parsed[p][3]
     key = tree_key([(p, parsed[p][0]) for p, *_ in entries])
@@ -515,7 +551,7 @@ def build_index(
             store.save_parsed(entries, parsed, key)
             return idx
     files = _link(root, {p: parsed[p] for p, *_ in entries}, ctags_syms)
-    index = SourceIndex(root, key, files)
+    index = SourceIndex(root, key, files, {p: parsed[p][5] for p, *_ in entries if parsed[p][5]})
     if store is not None:
         store.save_parsed(entries, parsed, key)
         store.save_index(index)

@@ -643,8 +643,20 @@ def _chain(node: ast.AST) -> tuple[str, tuple[str, ...]] | None:
 # --------------------------------------------------------------------------
 
 
+def parse_error(path: str, source: bytes) -> tuple[int, str]:
+    """``(line, reason)`` when Python cannot parse *source*, else ``(0, "")``."""
+    try:
+        ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        return exc.lineno or 1, f"Python cannot parse it: {exc.msg}"
+    except ValueError as exc:  # e.g. "source code string cannot contain null bytes"
+        return 1, f"Python cannot parse it: {exc}"
+    return 0, ""
+
+
 def parse(path: str, source: bytes) -> tuple[list[Symbol], PyFacts | None]:
-    """Symbols and xref facts of one Python file; (``[]``, ``None``) on a syntax error."""
+    """Symbols and xref facts of one Python file; (``[]``, ``None``) on a syntax error
+    (:func:`parse_error` says why; the index records it, see ``SourceIndex.problems``)."""
     try:
         tree = ast.parse(source, filename=path)
     except (SyntaxError, ValueError):

@@ -13,20 +13,19 @@ Two layers, both built from the same text:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from . import collect, index, tokens
-from .language import SearchChineseBook
+from .language import SearchChineseBook, dict_path
 
 logger = logging.getLogger(__name__)
 
 
 def _check_dict(app: Sphinx) -> None:
-    path = app.config.html_search_options.get("dict")
-    if path and not Path(path).is_file():
+    SearchChineseBook.base_dir = str(app.confdir)
+    path = dict_path(app)
+    if path and not path.is_file():
         logger.warning("html_search_options['dict'] = %r does not exist; jieba uses its default dictionary. "
                        "Fix: point it at source/_data/jieba-vllm.txt", path, type="vllm_book", subtype="search")
 

@@ -18,6 +18,7 @@ from sphinx.environment import BuildEnvironment
 from ..anchors.nodes import src_excerpt, src_ref
 from ..anchors.resolve import AnchorError, parse_target
 from . import tokens
+from .language import dict_path
 
 #: the fields of a document, in the order the index stores their weights
 FIELDS = ("title", "section", "symbol", "code", "body")
@@ -101,7 +102,7 @@ def on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
     if env.metadata.get(env.docname, {}).get("nosearch") is not None:
         env.vllm_book_search.pop(env.docname, None)
         return
-    tokens.use_dictionary(app.config.html_search_options.get("dict"))
+    tokens.use_dictionary(dict_path(app))
     title = env.titles[env.docname].astext() if env.docname in env.titles else env.docname
     env.vllm_book_search[env.docname] = collect(doctree, title)
 

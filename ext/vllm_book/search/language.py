@@ -56,8 +56,25 @@ class SearchChineseBook(SearchChinese):
     query on the Chinese edition died with ``ReferenceError: ChineseStemmer is not
     defined`` (sphinx-doc/sphinx#14229, fixed upstream by #14416, unreleased at 9.0.4).
     We inline the same stemmer with the right name instead of asking Sphinx to.
+
+    A relative ``html_search_options['dict']`` is taken from the conf dir (set at
+    ``builder-inited``), so ``conf.py`` holds no absolute path: ``html_*`` values
+    are hashed into ``.buildinfo``, which must not differ between two clones.
     """
 
     js_splitter_code = SPLITTER_JS
     js_stemmer_rawcode = ""
     js_stemmer_code = "\n".join((*english_stemmer_sources(), "window.Stemmer = EnglishStemmer;"))
+    base_dir = ""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        path = options.get("dict")
+        if path and self.base_dir and not Path(path).is_absolute():
+            options = {**options, "dict": str(Path(self.base_dir) / path)}
+        super().__init__(options)
+
+
+def dict_path(app) -> Path | None:
+    """The book's jieba dictionary (``html_search_options['dict']``, relative to the conf dir)."""
+    path = app.config.html_search_options.get("dict")
+    return (Path(app.confdir) / path) if path else None

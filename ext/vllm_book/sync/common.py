@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 from .. import pin as pin_mod
+from ..problems import Problem
+
+__all__ = ["Problem"]
 
 SOURCE_DIR = "source"
 REVIEW_FILE = "content-review.toml"
@@ -31,21 +33,6 @@ def index_dirs() -> tuple[str, ...]:
 
 def chapter_pattern() -> re.Pattern[str]:
     return re.compile(config_default("vllm_book_chapter_pattern"))
-
-
-@dataclasses.dataclass(frozen=True, order=True)
-class Problem:
-    """One error: where, what, and what to do about it."""
-
-    file: str  # repository-relative when possible
-    line: int
-    message: str
-    fix: str = ""
-    check: str = ""  # pin | anchors | unmanaged | curriculum | reviews | links | diagrams | profile
-
-    def format(self) -> str:
-        head = f"{self.file}:{self.line}: {self.message}"
-        return head + (f"\n    fix: {self.fix}" if self.fix else "")
 
 
 def rel(root: Path, path: Path | str) -> str:

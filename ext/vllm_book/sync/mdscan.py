@@ -35,8 +35,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-import yaml
-
+from .. import frontmatter
 from ..anchors.lint import OPT_OUT_CLASS, find_unmanaged
 
 SRC_ROLES = frozenset({"src", "src:ref"})
@@ -58,6 +57,7 @@ _OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):(?:\s+(?P<value>.*))?$")
 _LABEL = re.compile(r"^\s*\((?P<label>[^()\s]+)\)=\s*$")
 _ATTR_BLOCK = re.compile(r"^\s*\{(?P<attrs>[^{}]*)\}\s*$")
 _H1 = re.compile(r"^#\s+(?P<title>.+?)\s*#*\s*$")
+_H2 = re.compile(r"^##\s+(?P<title>.+?)\s*#*\s*$")
 _ROLE = re.compile(r"\{(?P<name>[\w:.+-]+)\}(?P<ticks>`+)")
 _TICKS = re.compile(r"`+")
 _LINK = re.compile(r"(?P<bang>!?)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*(?:<(?P<dest1>[^>]*)>|(?P<dest2>[^()\s]*(?:\([^()\s]*\)[^()\s]*)*))(?:\s+\"[^\"]*\")?\s*\)")
@@ -73,6 +73,8 @@ class Anchor:
     target: str
     form: str  # "role" | "directive"
     raw: str
+    #: a directive's options: key → (value, line)
+    options: dict[str, tuple[str, int]] = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,8 +124,11 @@ class Page:
     path: Path
     docname: str
     front_matter: dict
-    front_matter_error: str = ""
+    chapter: bool = False
+    front: frontmatter.FrontMatter = dataclasses.field(default_factory=lambda: frontmatter.FrontMatter({}))
     h1: tuple[str, int] | None = None
+    h2: list[tuple[str, int, int]] = dataclasses.field(default_factory=list)  # (title, line, dropdowns inside)
+    n_lines: int = 0
     anchors: list[Anchor] = dataclasses.field(default_factory=list)
     references: list[Reference] = dataclasses.field(default_factory=list)
     labels: dict[str, int] = dataclasses.field(default_factory=dict)
@@ -150,6 +155,7 @@ class _Fence:
     lang: str = ""
     classes: set[str] = dataclasses.field(default_factory=set)
     title: tuple[int, str] | None = None  # the argument of a Markdown directive (an admonition's title)
+    anchor: Anchor | None = None  # a src-code directive's anchor (gets the options)
 
 
 def _classes(attrs: str) -> list[str]:
@@ -168,22 +174,15 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     docname = path.relative_to(source_dir).with_suffix("").as_posix()
-    page = Page(path, docname, {})
+    page = Page(path, docname, {}, chapter=chapter, n_lines=len(lines))
     i = 0
-    if lines and lines[0].strip() == "---":
-        for j in range(1, len(lines)):
-            if lines[j].strip() == "---":
-                block = "\n".join(lines[1:j])
-                try:
-                    data = yaml.safe_load(block) or {}
-                    page.front_matter = data if isinstance(data, dict) else {}
-                except yaml.YAMLError as exc:
-                    page.front_matter_error = str(exc).replace("\n", " ")
-                if chapter:
-                    for n in range(1, j):
-                        _check_unmanaged(page, n + 1, lines[n])
-                i = j + 1
-                break
+    fm = page.front = frontmatter.parse(text)  # the parser the build's header card uses
+    page.front_matter = fm.data
+    if fm.end > fm.start:
+        if chapter:
+            for n in range(1, fm.end - 1):
+                _check_unmanaged(page, n + 1, lines[n])
+        i = fm.end
     stack: list[_Fence] = []
     opt_out_next = False  # a {.no-src-check} block attribute applies to the next block
     para_opted_out = False
@@ -248,13 +247,17 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
                     name = dm.group("name")
                     args = dm.group("args").strip()
                     literal = name in LITERAL_DIRECTIVES
+                    if name == "dropdown" and page.h2:  # 自检 questions (vllm_book.template)
+                        title, h2_line, n_dropdowns = page.h2[-1]
+                        page.h2[-1] = (title, h2_line, n_dropdowns + 1)
                     f = _Fence(fence[0], len(fence), lineno, name, literal, name not in UNCHECKED_DIRECTIVES,
                                opt_out_next or (name in ("div", "container") and OPT_OUT_CLASS in args.split()),
                                lang=args.split()[0] if args else "", classes=set(classes_next))
                     if not literal and args and name not in PATH_DIRECTIVES:
                         f.title = (lineno, args)
                     if name in SRC_DIRECTIVES:
-                        page.anchors.append(Anchor(lineno, args, "directive", line.strip()))
+                        f.anchor = Anchor(lineno, args, "directive", line.strip())
+                        page.anchors.append(f.anchor)
                     elif not opted and not f.opted_out and name not in ("mermaid", "raw"):
                         _check_unmanaged(page, lineno, args, col0=line.find(args) if args else 0)
                 else:
@@ -290,6 +293,10 @@ def scan(path: Path, source_dir: Path, *, chapter: bool = False) -> Page:
             hm = _H1.match(line)
             if hm:
                 page.h1 = (hm.group("title").strip(), lineno)
+        if not stack:
+            hm = _H2.match(line)
+            if hm:
+                page.h2.append((hm.group("title").strip(), lineno, 0))
         _scan_inline(page, lineno, line, opted or para_opted_out, para_classes | inherited)
     for f in reversed(stack):
         page.problems.append((f.line, f"the fence opened here ({f.char * f.count}{'{' + f.name + '}' if f.name else ''}) is never closed",
@@ -328,6 +335,8 @@ def _option(page: Page, f: _Fence, lineno: int, line: str) -> None:
     key, value = om.group("key"), (om.group("value") or "").strip()
     if key == "class":
         f.classes.update(value.split())
+    if f.anchor is not None:
+        f.anchor.options.setdefault(key, (value, lineno))
     if key == "class" and OPT_OUT_CLASS in value.split():
         f.opted_out = True
     elif key == "name" and value:

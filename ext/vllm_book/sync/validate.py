@@ -5,8 +5,9 @@ Checks (each error is ``file:line: message`` plus a ``fix:`` line):
 pin
     ``vllm-pin.toml`` loads and is self-consistent; the submodule gitlink
     (``git ls-files -s vllm``) and ``.gitmodules`` agree with it; the tree in
-    ``vllm/`` is provisioned at it (provenance record or submodule HEAD, and
-    ``vllm/_version.py``); the README block equals what ``refresh`` writes.
+    ``vllm/`` is provisioned at it and unchanged since (:func:`vllm_book.tree.check_tree`:
+    provenance record or submodule HEAD, ``vllm/_version.py``, the manifest, no
+    symlink out of the tree); the README block equals what ``refresh`` writes.
 anchors
     every ``{src}`` role and ``src-code`` target in ``source/**/*.md``
     resolves against the index of the pinned tree (same resolver as the
@@ -21,6 +22,8 @@ links
     images exist; ``{ref}``/``{numref}``
     and ``(#label)`` links name a defined label; labels are unique;
     chapter ``prerequisites`` exist.
+front-matter
+    every chapter's front matter is valid YAML of the right shape (the header card's checker).
 diagrams
     every ``{mermaid}`` diagram parses with the pinned Mermaid.
 commands / variables / metrics
@@ -28,23 +31,32 @@ commands / variables / metrics
     pinned release's own argument parsers (``ext/vllm_book/data/vllm-cli-<version>.json``, ``make cli-spec``);
     every ``VLLM_*`` name is an environment variable of ``vllm/envs.py`` (or read elsewhere in the tree) and
     every ``vllm:*`` name a metric of the tree (see :mod:`.commands`).
+
+Every check that concerns what the build reads is the build's own function
+(``vllm_book.tree``, ``.frontmatter``, ``.template``, ``.anchors.excerpt``,
+``.anchors.resolve.index_problems``, ``.sync.mermaid.check_pages``), so the two
+gates cannot disagree; ``tests/faults`` holds one test per known fault.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import posixpath
 import re
 import time
 from pathlib import Path
 
 from .. import curriculum as cur_mod
+from .. import frontmatter, template
 from .. import pin as pin_mod
+from .. import tree as tree_mod
+from ..anchors.excerpt import FIX as EXCERPT_FIX
+from ..anchors.excerpt import make_excerpt, split_emphasize
 from ..anchors.lint import OPT_OUT_CLASS
-from ..anchors.resolve import AnchorError, resolve
+from ..anchors.resolve import AnchorError, index_problems, resolve
 from . import commands, mdscan, mermaid, pinfiles, review
-from .common import README, REVIEW_FILE, SOURCE_DIR, Problem, build_tree_index, chapter_pattern, git, index_cache, pin_line, rel
+from .common import (README, REVIEW_FILE, SOURCE_DIR, Problem, build_tree_index, chapter_pattern, config_default, git,
+                     index_cache, pin_line, rel)
 
 PROFILES = ("contracts", "full")
 DOC_SUFFIXES = (".md", ".rst", ".ipynb")
@@ -117,31 +129,11 @@ def check_pin(root: Path) -> tuple[pin_mod.Pin | None, list[Problem]]:
             line = gm_text[: m_url.start()].count("\n") + 1
             bad(".gitmodules", line, f"submodule url {m_url.group(1)} differs from the pin's repository {pin.repository}",
                 "make them name the same repository")
-    # the provisioned tree
-    tree = root / pin_mod.TREE_DIR
+    # the provisioned tree: the build runs the same check (vllm_book.gate) before it reads anything
     try:
-        prov = pin_mod.tree_provenance(root)
+        out.extend(tree_mod.check_tree(root, pin, pin_line=pin_line(root, "commit")))
     except pin_mod.ProvisionError as exc:
-        prov = None
-        recorded = ""
-        try:
-            data = json.loads((tree / pin_mod.PROVENANCE_FILE).read_text())
-            recorded = f" (its provenance record says v{data.get('version')} {str(data.get('commit'))[:10]}, sha256 {str(data.get('sdist_sha256'))[:12]}…)"
-        except (OSError, ValueError):
-            pass
-        bad(pf, pin_line(root, "commit"), f"{exc}{recorded}".replace("\n", " "), "run: make vllm")
-    if prov is not None:
-        vfile = tree / "vllm" / "_version.py"
-        if vfile.is_file():
-            text = vfile.read_text(encoding="utf-8", errors="replace")
-            mv = re.search(r"__version__\s*=\s*version\s*=\s*['\"]([^'\"]+)['\"]", text)
-            mc = re.search(r"commit_id\s*=\s*['\"]g?([0-9a-f]+)['\"]", text)
-            if mc and not pin.commit.startswith(mc.group(1)):
-                bad(rel(root, vfile), 1, f"the tree in vllm/ was built from commit {mc.group(1)}, but the pin says {pin.commit}",
-                    "re-provision: rm -rf vllm/* vllm/.vllm-book-provenance.json && make vllm")
-            elif mv and mv.group(1) != pin.version:
-                bad(rel(root, vfile), 1, f"the tree in vllm/ is version {mv.group(1)}, but the pin says {pin.version}",
-                    "re-provision: rm -rf vllm/* vllm/.vllm-book-provenance.json && make vllm")
+        bad(pf, pin_line(root, "commit"), str(exc).replace("\n", " "), "run: make vllm")
     # the README block
     readme = root / README
     if readme.is_file():
@@ -242,8 +234,15 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
         f = rel(root, page.path)
         for line, msg, fix in page.problems:
             out.append(Problem(f, line, msg, fix, "diagrams" if "ermaid" in msg else "links"))
-        if page.front_matter_error:
-            out.append(Problem(f, 1, f"front matter is not valid YAML: {page.front_matter_error}", "fix the YAML", "links"))
+        # front matter: the checks of the build's header card (vllm_book.frontmatter)
+        fm_problems = (frontmatter.check_chapter(page.front, lambda dn: _doc_exists(source, dn) or dn in planned)
+                       if page.chapter else page.front.problems)
+        for line, msg, fix in fm_problems:
+            out.append(Problem(f, line, msg, fix, "front-matter"))
+        if page.chapter:  # the build's template check (vllm_book.template)
+            for line, msg, fix in template.check(page.h2, config_default("vllm_book_chapter_sections"), None,
+                                                 page.n_lines or 1):
+                out.append(Problem(f, line, msg, fix, "curriculum"))
         # anchors
         for a in page.anchors:
             n_anchors += 1
@@ -251,11 +250,12 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
             if index is None:
                 continue
             try:
-                resolve(index, a.target)
+                res = resolve(index, a.target)
             except AnchorError as exc:
-                fix = (f"use one of: {', '.join(exc.suggestions)}" if exc.suggestions
-                       else "correct the path/qualname (see docs/anchors.md); browse the tree under vllm/")
-                out.append(Problem(f, a.line, f"unresolved {kind} {a.target!r}: {exc.message}", fix, "anchors"))
+                out.append(Problem(f, a.line, f"unresolved {kind} {a.target!r}: {exc.message}", exc.fix, "anchors"))
+                continue
+            if a.form == "directive":
+                out.extend(_excerpt_problems(f, a, index, res))
         for u in page.unmanaged:
             if u.text.startswith("http"):
                 msg = f'GitHub line link "{u.text}" rots when the pin moves'
@@ -290,43 +290,27 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
                 elif frag and target.suffix == ".md" and frag.lower() not in labels:
                     out.append(Problem(f, r.line, f"link fragment #{frag} is not a label of the book",
                                        f"add ({frag})= in {rel(root, target)} or correct the fragment", "links"))
-        prereq = page.front_matter.get("prerequisites") if page.front_matter else None
-        if isinstance(prereq, list):
-            for t in prereq:
-                dn = str(t).strip().lstrip("/")
-                if not _doc_exists(source, dn) and dn not in planned:
-                    line = _front_line(page.path, str(t))
-                    out.append(Problem(f, line, f"prerequisite {t!r} is not a page or a chapter of the book",
-                                       "use the docname of an existing chapter (e.g. 01-overview/00-prerequisites)", "links"))
     return out, {"anchors": n_anchors}
 
 
-def _front_line(path: Path, needle: str) -> int:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for i, line in enumerate(lines[1:], start=2):
-        if line.strip() == "---":
-            break
-        if needle in line:
-            return i
-    return 1
+def _excerpt_problems(f: str, a: mdscan.Anchor, index, res) -> list[Problem]:
+    """The build's excerpt checks (:func:`vllm_book.anchors.excerpt.make_excerpt`), at each option's line."""
+    opts = a.options
+    max_lines = None
+    if "max-lines" in opts:
+        value, line = opts["max-lines"]
+        if not value.isdigit() or int(value) < 1:
+            return [Problem(f, line, f":max-lines: {value!r} is not a positive whole number", "write e.g. :max-lines: 30",
+                            "anchors")]
+        max_lines = int(value)
+    _ex, problems = make_excerpt(index, res, target=a.target, focus=opts.get("focus", ("", 0))[0] or None,
+                                 emphasize=split_emphasize(opts.get("emphasize", ("", 0))[0]), max_lines=max_lines)
+    return [Problem(f, opts.get(p.option, ("", a.line))[1], p.message, EXCERPT_FIX[p.option], "anchors") for p in problems]
 
 
 def check_diagrams(root: Path, pages: list[mdscan.Page]) -> tuple[list[Problem], dict[str, object]]:
-    diagrams = [(p, d) for p in pages for d in p.diagrams]
-    if not diagrams:
-        return [], {"diagrams": 0}
-    try:
-        version, results = mermaid.parse_many([d.text for _p, d in diagrams], root / "node_modules")
-    except (mermaid.MermaidUnavailable, OSError, ValueError) as exc:
-        p0, d0 = diagrams[0]
-        return [Problem(rel(root, p0.path), d0.line, str(exc), mermaid.INSTALL_HINT, "diagrams")], {"diagrams": len(diagrams)}
-    out = []
-    for (page, d), (ok, line, msg) in zip(diagrams, results, strict=True):
-        if not ok:
-            out.append(Problem(rel(root, page.path), d.first + line - 1,
-                               f"Mermaid diagram (fence at line {d.line}) does not parse: {msg}",
-                               f"fix the diagram syntax (Mermaid {version}; try it at https://mermaid.live)", "diagrams"))
-    return out, {"diagrams": len(diagrams), "mermaid": version}
+    """The build runs the same check (:mod:`vllm_book.diagrams`), sharing the parse cache."""
+    return mermaid.check_pages(root, pages, node_modules=root / "node_modules", cache_dir=index_cache(root))
 
 
 # ---------------------------------------------------------------------------- all
@@ -358,6 +342,8 @@ def run(root: Path, profile: str = "contracts", *, diagrams: bool = True) -> Res
     planned = {c.path: c.title for c in cur.chapters() if not c.written} if cur else {}
     p, stats = check_pages(root, pages, index, planned)
     problems += p
+    if index is not None:  # the build reports the same list at builder-inited
+        problems += index_problems(index, rel(root, index.root))
     if index is None and stats["anchors"]:
         problems.append(Problem(pin_mod.PIN_FILE, pin_line(root, "commit"),
                                 f"{stats['anchors']} source anchors were not checked: vllm/ is not provisioned at the pin",
