@@ -321,7 +321,9 @@ class Engine:
         return record
 
     def has_work(self) -> bool:
-        return self.scheduler.has_requests()
+        """Requests not finished yet.  (A finished request's blocks are freed in update_from_output; the
+        scheduler's ``finished_req_ids`` only tell the model runner, so no empty step is run for them.)"""
+        return self.scheduler.get_num_unfinished_requests() > 0
 
     def run(self, specs: list[Spec], *, max_steps: int = 100_000,
             admit: Callable[["Engine", list[Spec]], list[Spec]] | None = None) -> list[StepRecord]:
