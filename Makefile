@@ -19,6 +19,13 @@ SPHINXBUILD  := $(VENV)/bin/sphinx-build
 STAMP        := $(VENV)/.installed
 MERMAID_JS   := source/_static/mermaid/mermaid.esm.min.mjs
 VLLM_STAMP   := vllm/.vllm-book-provenance.json
+# the pinned vLLM installed from PyPI (~7 GB) for `make experiments`; html/test/validate never need it
+VLLM_VENV    := .venv-vllm
+VLLM_VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' vllm-pin.toml | head -n 1)
+VLLM_REQS    := experiments/requirements-vllm.txt
+BOOK_CACHE   := $(or $(VLLM_BOOK_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vllm-book)
+WHEELHOUSE   := $(BOOK_CACHE)/wheels
+EXPERIMENTS_ARGS ?=
 ifeq ($(BOOK_LANG),zh_CN)
   OUT        := $(BUILDDIR)
 else
@@ -28,7 +35,7 @@ SPHINXENV    := BOOK_LANG=$(BOOK_LANG)
 
 .DEFAULT_GOAL := help
 .PHONY: help html epub pdf test validate impact refresh bench gettext intl-update serve clean \
-        venv vllm mermaid-js node-tools
+        venv vllm mermaid-js node-tools experiments
 
 help: ## list the targets
 	@echo "《vLLM 学习手册》 make targets (BOOK_LANG=$(BOOK_LANG)):"
@@ -51,6 +58,21 @@ vllm: $(STAMP) ## provision vllm/ (submodule, or the sha256-verified PyPI sdist)
 
 $(VLLM_STAMP): $(STAMP) vllm-pin.toml
 	@$(PY) -m vllm_book.pin provision
+
+# pip's HTTP cache does not keep these wheels here (the index answers without cache headers), so the
+# wheels are downloaded once into $(WHEELHOUSE) (sha256-checked) and installed from there with --no-index.
+$(VLLM_VENV)/.installed: $(VLLM_REQS)
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 2; }
+	@echo "== make experiments needs vllm==$(VLLM_VERSION) in $(VLLM_VENV): about 7 GB installed (3.6 GB of wheels,"
+	@echo "   torch and the CUDA wheels included), about 3-7 minutes on a 2-core machine. The wheels are kept in"
+	@echo "   $(WHEELHOUSE) and reused by every later install (a fresh clone, CI on this machine)."
+	@test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV) || { echo "error: cannot create $(VLLM_VENV)"; exit 2; }
+	@mkdir -p $(WHEELHOUSE)
+	set -o pipefail; $(VLLM_VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps --require-hashes \
+	  --only-binary :all: -d $(WHEELHOUSE) -r $(VLLM_REQS) 2>&1 | { grep -v 'is ignored: it is neither' || true; }
+	set -o pipefail; $(VLLM_VENV)/bin/pip install --quiet --disable-pip-version-check --no-index --find-links $(WHEELHOUSE) \
+	  --no-deps --require-hashes -r $(VLLM_REQS) 2>&1 | { grep -v 'is ignored: it is neither' || true; }
+	@touch $@
 
 node_modules/mermaid/package.json: package.json package-lock.json
 	@bash tools/ensure-node.sh
@@ -108,6 +130,11 @@ refresh: $(PREREQS) ## move the pin to TO=<release|sha>; marks affected chapters
 
 bench: $(PREREQS) node-tools ## measure build times and sizes (writes bench/results.json; BENCH_ARGS="--synthetic 60")
 	$(PY) bench/bench.py $(BENCH_ARGS)
+
+experiments: $(VLLM_VENV)/.installed ## run the CPU experiments on the real vLLM scheduler; fail if results differ from the committed ones
+	@cd $(CURDIR) && PYTHONHASHSEED=0 $(VLLM_VENV)/bin/python -m experiments run $(EXPERIMENTS_ARGS) 2>&1 \
+	  | { grep -vE "vllm\._C|CUDA_HOME|prefers block_size is multiples of 32|Model Runner V2 requires Triton" || true; }; \
+	  exit $${PIPESTATUS[0]}
 
 # -- translation --------------------------------------------------------------
 
