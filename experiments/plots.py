@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -85,20 +86,27 @@ def pyplot():
     return plt
 
 
-def save_svg(fig, path: Path) -> bytes:
-    """Write *fig* to *path* as SVG; return the bytes written."""
+_EMPTY_GLYPH = re.compile(rb'<path id="([^"]+)" transform="([^"]*)"/>')
+
+
+_DOCTYPE = re.compile(rb'<!DOCTYPE svg PUBLIC [^>]*>\n?')
+
+
+def fix_svg(data: bytes) -> bytes:
+    """Make matplotlib's SVG valid for epubcheck (EPUB 3):
+
+    * drop the ``<!DOCTYPE svg PUBLIC … svg11.dtd>`` line (EPUB 3 forbids external identifiers and the
+      DTD's external entities, OPF-073 / HTM-003; browsers and cairosvg do not need it);
+    * an empty glyph (the space) is written as a ``<path>`` without the required ``d`` attribute; give it
+      an empty one (``d=""`` draws nothing).
+    """
+    data, n = _DOCTYPE.subn(b"", data, count=1)
+    return _EMPTY_GLYPH.sub(rb'<path id="\1" d="" transform="\2"/>', data)
+
+
+def render(fig) -> bytes:
+    """The SVG bytes of *fig* (no timestamp, fixed ids), made epubcheck-valid; closes the figure."""
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
-    data = buf.getvalue()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
     pyplot().close(fig)
-    return data
-
-
-def render(fig, *, metadata_date=None) -> bytes:
-    """The SVG bytes of *fig* without writing a file (used by --check)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="svg", metadata={"Date": metadata_date})
-    pyplot().close(fig)
-    return buf.getvalue()
+    return fix_svg(buf.getvalue())
