@@ -20,10 +20,14 @@ STAMP        := $(VENV)/.installed
 MERMAID_JS   := source/_static/mermaid/mermaid.esm.min.mjs
 # the manifest: a tree provisioned before manifests existed gets one on the next make (from the cached sdist)
 VLLM_STAMP   := vllm/.vllm-book-manifest.json
-# the pinned vLLM installed from PyPI (7 GB): only `make cli-spec` (and the experiments) need it, never html/validate
+# the pinned vLLM installed from PyPI (~7 GB) for `make experiments` and `make cli-spec`; html/test/validate never need it
 VLLM_VENV    := .venv-vllm
 VLLM_VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' vllm-pin.toml | head -n 1)
 CLI_SPEC     := ext/vllm_book/data/vllm-cli-$(VLLM_VERSION).json
+VLLM_REQS    := experiments/requirements-vllm.txt
+BOOK_CACHE   := $(or $(VLLM_BOOK_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vllm-book)
+WHEELHOUSE   := $(BOOK_CACHE)/wheels
+EXPERIMENTS_ARGS ?=
 ifeq ($(BOOK_LANG),zh_CN)
   OUT        := $(BUILDDIR)
 else
@@ -33,7 +37,7 @@ SPHINXENV    := BOOK_LANG=$(BOOK_LANG)
 
 .DEFAULT_GOAL := help
 .PHONY: help html epub pdf test validate impact refresh bench gettext intl-update serve clean new-chapter \
-        venv vllm mermaid-js node-tools cli-spec
+        venv vllm mermaid-js node-tools cli-spec experiments
 
 help: ## list the targets
 	@echo "《vLLM 学习手册》 make targets (BOOK_LANG=$(BOOK_LANG)):"
@@ -58,12 +62,19 @@ $(VLLM_STAMP): $(STAMP) vllm-pin.toml
 	@$(PY) -m vllm_book.pin provision
 	@test ! -f $@ || touch $@
 
-$(VLLM_VENV)/.installed: vllm-pin.toml
-	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found"; exit 2; }
-	@echo "installing vllm==$(VLLM_VERSION) from PyPI into $(VLLM_VENV): about 7 GB (torch and the CUDA wheels),"
-	@echo "about 7 minutes on a 2-core machine (pip's download cache is reused). Only cli-spec needs it."
-	@test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
-	$(VLLM_VENV)/bin/pip install --quiet vllm==$(VLLM_VERSION)
+# pip's HTTP cache does not keep these wheels here (the index answers without cache headers), so the
+# wheels are downloaded once into $(WHEELHOUSE) (sha256-checked) and installed from there with --no-index.
+$(VLLM_VENV)/.installed: $(VLLM_REQS)
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11+"; exit 2; }
+	@echo "== make experiments needs vllm==$(VLLM_VERSION) in $(VLLM_VENV): about 7 GB installed (3.6 GB of wheels,"
+	@echo "   torch and the CUDA wheels included), about 3-7 minutes on a 2-core machine. The wheels are kept in"
+	@echo "   $(WHEELHOUSE) and reused by every later install (a fresh clone, CI on this machine)."
+	@test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV) || { echo "error: cannot create $(VLLM_VENV)"; exit 2; }
+	@mkdir -p $(WHEELHOUSE)
+	set -o pipefail; $(VLLM_VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps --require-hashes \
+	  --only-binary :all: -d $(WHEELHOUSE) -r $(VLLM_REQS) 2>&1 | { grep -v 'is ignored: it is neither' || true; }
+	set -o pipefail; $(VLLM_VENV)/bin/pip install --quiet --disable-pip-version-check --no-index --find-links $(WHEELHOUSE) \
+	  --no-deps --require-hashes -r $(VLLM_REQS) 2>&1 | { grep -v 'is ignored: it is neither' || true; }
 	@touch $@
 
 node_modules/mermaid/package.json: package.json package-lock.json
@@ -135,6 +146,16 @@ bench: $(PREREQS) node-tools ## measure build times and sizes (writes bench/resu
 new-chapter: $(STAMP) ## start a chapter: CHAPTER=<part>/<NN-topic> [TITLE=… HOOK=… LEVEL=…] from docs/chapter-template.md
 	@test -n "$(CHAPTER)" || { echo 'usage: make new-chapter CHAPTER=05-distributed/06-topic [TITLE="…" HOOK="…" LEVEL=进阶]'; exit 2; }
 	$(PY) -m vllm_book.sync new-chapter "$(CHAPTER)" $(if $(TITLE),--title "$(TITLE)") $(if $(HOOK),--hook "$(HOOK)") $(if $(LEVEL),--level "$(LEVEL)")
+
+experiments: $(VLLM_VENV)/.installed ## run the CPU experiments on the real vLLM scheduler and regenerate the CLI spec; fail if either differs from what is committed
+	@cd $(CURDIR) && PYTHONHASHSEED=0 $(VLLM_VENV)/bin/python -m experiments run $(EXPERIMENTS_ARGS) 2>&1 \
+	  | { grep -vE "vllm\._C|CUDA_HOME|prefers block_size is multiples of 32|Model Runner V2 requires Triton" || true; }; \
+	  exit $${PIPESTATUS[0]}
+	@# the CLI spec validate checks commands against: regenerated from the same vLLM, must equal the committed one
+	@mkdir -p $(BUILDDIR) && $(VLLM_VENV)/bin/python tools/dump_vllm_cli.py --pin vllm-pin.toml --stdout > $(BUILDDIR)/.cli-spec.json
+	@if cmp -s $(BUILDDIR)/.cli-spec.json $(CLI_SPEC); then echo "cli-spec: $(CLI_SPEC) equals the pinned parser's"; \
+	else cp $(BUILDDIR)/.cli-spec.json $(CLI_SPEC); \
+	  echo "error: $(CLI_SPEC) differed from the pinned parser's; rewritten: review the diff and commit it"; exit 1; fi
 
 # -- translation --------------------------------------------------------------
 

@@ -110,6 +110,9 @@ def test_epub_content(epub):
     imgs = re.findall(r'<img[^>]+src="([^"]+\.png)"', page)
     assert imgs, "the Mermaid diagram is a PNG"
     assert (epub.outdir / "01-part" / imgs[0]).resolve().is_file()
+    svgs = re.findall(r'<img[^>]+src="([^"]+\.svg)"', page)
+    assert svgs, "the experiments' SVG figure stays SVG in the EPUB"
+    assert (epub.outdir / "01-part" / svgs[0]).resolve().is_file()
     assert 'class="highlight' in page and '<span class="k">def</span>' in page  # highlighted code
     assert "<math" in page  # MathML, no JavaScript
     assert "scheduler.py:24–35" in page and "https://book.example/zh-cn/latest/_src/" in page
@@ -164,6 +167,18 @@ def test_pdf_diagram_is_vector_image_and_has_bookmarks(pdf):
     assert b"/Outlines" in data
     text = _run("pdftotext", "-enc", "UTF-8", str(path), "-")
     assert "预算够吗" in text  # the diagram's text (vector, not pixels)
+
+
+def test_pdf_svg_figure_is_converted_vector_pdf(pdf):
+    """An SVG figure (the experiments' figures) reaches the PDF: svg_images converts it with cairosvg."""
+    app, path = pdf
+    converted = list(Path(app.doctreedir).glob("images/**/experiment*.pdf"))
+    assert converted, "the SVG was converted to PDF"
+    flat = re.sub(r"\s+", "", _run("pdftotext", "-enc", "UTF-8", str(path), "-"))
+    assert "图2" in flat and "实验结果图" in flat  # the caption, numbered after the diagram (图 1)
+    data = path.read_bytes()
+    assert data.count(b"/Subtype /Form") >= 3, "diagrams and the SVG figure are vector form XObjects"
+    assert not [w for w in _real_warnings(app) if "experiment.svg" in w]
 
 
 def _pages(path: Path) -> list[str]:

@@ -14,6 +14,7 @@ adds what the HTML edition does not need:
                         metadata, no JavaScript/Mermaid assets, epubcheck-clean
 :mod:`.rinoh_builder`   PDF builder: book structure (parts, 第 N 章), fonts,
                         reference cache, warnings
+:mod:`.svg_images`      SVG images (the experiments' figures) → vector PDF for rinoh (cairosvg)
 :mod:`.rinoh_cjk`       U+200B line-break opportunities, the zh_CN language
 :mod:`.fonts`           Noto CJK extracted from Debian's collections, subset, cached
 :mod:`.rinoh_patches`   every rinohtype-internal change (rinohtype 0.5.6 only)
@@ -50,9 +51,10 @@ def _register_builders(app: Sphinx, config: Config) -> None:
 
 def setup(app: Sphinx) -> dict[str, object]:
     app.setup_extension("vllm_book.config")
-    from . import epub, mermaid_offline, source_index
+    from . import epub, mermaid_offline, source_index, svg_images
 
     mermaid_offline.setup(app)
+    svg_images.setup(app)
     source_index.setup(app)
     epub.setup(app)
     app.connect("config-inited", _register_builders, priority=900)
