@@ -35,6 +35,9 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
      "TOML file of search synonym groups (groups = [[word, ...], ...]), relative to the conf dir; '' = none"),
     ("vllm_book_landmarks", "source/_data/landmarks.toml", "env", (str,),
      "the repository landmarks data file of the {landmarks} directive, relative to vllm_book_repo_root (or the source dir)"),
+    ("vllm_book_impact_report", "", "env", (str,),
+     "impact report JSON behind the 版本漂移 card field and the drift page ('' = the newest docs/impact-*-to-*.json)"),
+    ("vllm_book_drift_page", "guide/drift", "env", (str,), "docname of the drift page the card links to ('' = no link)"),
     ("vllm_book_review_file", "content-review.toml", "env", (str,),
      "chapter review records (header card 复核 field), relative to vllm_book_repo_root or the source dir"),
 ]

@@ -1,0 +1,175 @@
+"""Drift at a glance: what the newest committed impact report says about each chapter's cited code.
+
+``make impact TO=<release>`` writes ``docs/impact-<pin>-to-<release>.json``.  This feature reads the newest
+such report (``vllm_book_impact_report``, default: the highest ``to`` version in ``docs/``) and
+
+* adds a 版本漂移 field to each chapter's header card: how many of the symbols the chapter cites changed,
+  moved or vanished in that release, linked to the chapter's section of the drift page;
+* provides the ``{drift-report}`` directive for that page: per chapter, the cited symbols that changed, moved
+  or vanished, with the lines of the chapter that cite them.
+
+Nothing is typed by hand; a chapter the report predates says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+KINDS = ("changed", "moved", "removed")
+LABELS = {
+    "zh": {"field": "版本漂移", "none": "影响报告（vLLM v{to}）生成时本章尚未收录",
+           "clean": "本章引用的 {n} 处源码在 vLLM v{to} 中都未变",
+           "some": "本章引用的 {n} 处源码在 vLLM v{to} 中：{parts}",
+           "changed": "{k} 处改动", "moved": "{k} 处移动", "removed": "{k} 处消失",
+           "col": ("引用的源码", "变化", "本章引用处")},
+    "en": {"field": "Drift", "none": "not covered by the impact report for vLLM v{to}",
+           "clean": "all {n} cited places unchanged in vLLM v{to}",
+           "some": "of {n} cited places, in vLLM v{to}: {parts}",
+           "changed": "{k} changed", "moved": "{k} moved", "removed": "{k} removed",
+           "col": ("Cited code", "Change", "Cited at")},
+}
+
+_CACHE: dict[tuple[str, float], dict] = {}
+
+
+def _version_key(path: Path) -> tuple[int, ...]:
+    m = re.search(r"-to-(\d+(?:\.\d+)*)\.json$", path.name)
+    return tuple(int(x) for x in m.group(1).split(".")) if m else ()
+
+
+def report_path(app: Sphinx) -> Path | None:
+    root = Path(app.config.vllm_book_repo_root or app.srcdir)
+    if app.config.vllm_book_impact_report:
+        return root / app.config.vllm_book_impact_report
+    found = sorted((root / "docs").glob("impact-*-to-*.json"), key=_version_key)
+    return found[-1] if found else None
+
+
+def load(path: Path) -> dict:
+    """``{"to": version, "docs": {docname: [(subject, status, [line, …]), …]}}`` from an impact report."""
+    key = (str(path), path.stat().st_mtime)
+    if key not in _CACHE:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        docs: dict[str, list] = defaultdict(list)
+        for entry in data.get("cited", []):
+            by_doc: dict[str, list[int]] = defaultdict(list)
+            for use in entry.get("uses", []):
+                m = re.match(r"source/(.+)\.md:(\d+)$", use)
+                if m:
+                    by_doc[m.group(1)].append(int(m.group(2)))
+            for doc, lines in by_doc.items():
+                docs[doc].append((entry["subject"], entry["status"], sorted(lines)))
+        _CACHE[key] = {"to": data["to"]["version"], "docs": dict(docs)}
+    return _CACHE[key]
+
+
+def _lang(app: Sphinx) -> str:
+    return "zh" if (app.config.language or "").startswith("zh") else "en"
+
+
+def _drift(app: Sphinx) -> dict | None:
+    path = report_path(app)
+    if path is None or not path.is_file():
+        return None
+    try:
+        return load(path)
+    except (OSError, ValueError, KeyError) as exc:
+        logger.error("%s: not an impact report (%s). Fix: regenerate it with make impact TO=<release>", path, exc,
+                     type="vllm_book", subtype="drift")
+        return None
+
+
+def anchor_of(docname: str) -> str:
+    return "drift-" + re.sub(r"[^a-z0-9]+", "-", docname.lower()).strip("-")
+
+
+def card_text(entries: list | None, to: str, lang: str) -> str:
+    lab = LABELS[lang]
+    if entries is None:
+        return lab["none"].format(to=to)
+    counts = Counter(status for _, status, _ in entries)
+    parts = [lab[k].format(k=counts[k]) for k in KINDS if counts[k]]
+    if not parts:
+        return lab["clean"].format(n=len(entries), to=to)
+    return lab["some"].format(n=len(entries), to=to, parts="、".join(parts) if lang == "zh" else ", ".join(parts))
+
+
+def add_drift_field(app: Sphinx, docname: str, card: nodes.Element) -> None:
+    from ..chapters import _field
+
+    drift = _drift(app)
+    if drift is None:
+        return
+    app.env.note_dependency(str(report_path(app)))
+    lang = _lang(app)
+    entries = drift["docs"].get(docname)
+    para = nodes.paragraph("", "")
+    para["translatable"] = False
+    text = card_text(entries, drift["to"], lang)
+    page = app.config.vllm_book_drift_page
+    if entries is not None and page:
+        ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=anchor_of(docname),
+                                    refexplicit=True, refwarn=False, refdoc=docname)
+        ref += nodes.inline(text, text)
+        para += ref
+    else:
+        para += nodes.Text(text)
+    fields = next(iter(card.findall(nodes.field_list)), None)
+    (fields if fields is not None else card).append(_field(LABELS[lang]["field"], para, "drift"))
+
+
+class DriftReport(SphinxDirective):
+    """Per chapter of the report: the cited code that changed, moved or vanished, and where it is cited."""
+
+    def run(self) -> list[nodes.Node]:
+        drift = _drift(self.env.app)
+        if drift is None:
+            return [nodes.paragraph("", "（没有已提交的影响报告：运行 make impact TO=<release>）")]
+        self.env.note_dependency(str(report_path(self.env.app)))
+        lang = _lang(self.env.app)
+        lab = LABELS[lang]
+        out: list[nodes.Node] = []
+        for docname in sorted(drift["docs"]):
+            entries = [e for e in drift["docs"][docname] if e[1] in KINDS]
+            section = nodes.section(ids=[anchor_of(docname)], names=[anchor_of(docname)])
+            title = nodes.title("", "")
+            xref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget="/" + docname,
+                                         refexplicit=False, refwarn=False, refdoc=self.env.docname)
+            xref += nodes.literal(docname, docname)
+            title += xref
+            section += title
+            section += nodes.paragraph("", card_text(drift["docs"][docname], drift["to"], lang))
+            self.env.get_domain("std").note_hyperlink_target(
+                anchor_of(docname), self.env.docname, anchor_of(docname), docname)
+            if entries:
+                # the lists are for the online reader; the EPUB/PDF keep the per-chapter summary only
+                only = addnodes.only(expr="html")
+                items = nodes.bullet_list()
+                for subject, status, lines in entries:
+                    para = nodes.paragraph("", "", nodes.literal(subject, subject),
+                                           nodes.Text(f" — {lab[status].format(k='').strip()} · "
+                                                      f"{', '.join(f'L{n}' for n in lines)}"))
+                    items += nodes.list_item("", para)
+                only += items
+                section += only
+            out.append(section)
+        return out
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    app.setup_extension("vllm_book.config")
+    app.setup_extension("vllm_book.chapters")  # registers the vllm-book-card event
+    app.connect("vllm-book-card", add_drift_field)
+    app.add_directive("drift-report", DriftReport)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

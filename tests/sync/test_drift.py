@@ -1,0 +1,47 @@
+"""Drift at a glance: the card text and the per-chapter data come from an impact report, nothing typed by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vllm_book.sync import drift
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _report(tmp_path: Path) -> Path:
+    data = {"to": {"version": "9.9.0"}, "cited": [
+        {"subject": "vllm/a.py::f", "status": "changed", "uses": ["source/01-x/01-a.md:10", "source/01-x/01-a.md:12"]},
+        {"subject": "vllm/a.py::g", "status": "moved", "uses": ["source/01-x/01-a.md:20", "source/01-x/02-b.md:3"]},
+        {"subject": "vllm/b.py::h", "status": "unchanged", "uses": ["source/01-x/02-b.md:5"]},
+        {"subject": "vllm/b.py::gone", "status": "removed", "uses": ["source/01-x/01-a.md:30"]}]}
+    path = tmp_path / "impact-0.26.0-to-9.9.0.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_per_chapter_entries_and_card_text(tmp_path):
+    d = drift.load(_report(tmp_path))
+    assert d["to"] == "9.9.0"
+    a = d["docs"]["01-x/01-a"]
+    assert [(s, st) for s, st, _ in a] == [("vllm/a.py::f", "changed"), ("vllm/a.py::g", "moved"),
+                                           ("vllm/b.py::gone", "removed")]
+    assert a[0][2] == [10, 12]
+    assert drift.card_text(a, "9.9.0", "zh") == "本章引用的 3 处源码在 vLLM v9.9.0 中：1 处改动、1 处移动、1 处消失"
+    assert drift.card_text([("x", "unchanged", [1])], "9.9.0", "en") == "all 1 cited places unchanged in vLLM v9.9.0"
+    assert "尚未收录" in drift.card_text(None, "9.9.0", "zh")
+
+
+def test_the_newest_report_is_the_highest_version():
+    names = ["impact-0.26.0-to-0.9.0.json", "impact-0.26.0-to-0.33.0.json", "impact-0.26.0-to-0.10.1.json"]
+    assert max(names, key=lambda n: drift._version_key(Path(n))) == "impact-0.26.0-to-0.33.0.json"
+
+
+def test_the_real_book_cards_say_what_the_committed_report_says(real_book: Path):
+    page = (real_book / "01-overview" / "00-prerequisites.html").read_text(encoding="utf-8")
+    report = max((REPO / "docs").glob("impact-*-to-*.json"), key=drift._version_key)
+    entries = drift.load(report)["docs"]["01-overview/00-prerequisites"]
+    assert drift.card_text(entries, drift.load(report)["to"], "zh") in page
+    assert 'href="../guide/drift.html#drift-01-overview-00-prerequisites"' in page
+    assert (real_book / "guide" / "drift.html").is_file()
