@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import run_node
+from reader_helpers import run_node
 
 pytestmark = pytest.mark.integration
 SOURCES_SAMPLED = 100

@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import run_node
+from reader_helpers import run_node
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
