@@ -122,7 +122,8 @@ def test_html_build_never_needs_the_vllm_environment():
     """`make html` uses the committed results and figures only."""
     for path in [REPO / "conf.py", *sorted((REPO / "ext").rglob("*.py"))]:
         src = path.read_text()
-        assert ".venv-vllm" not in src, path
+        # no path into the vLLM environment (a message that names it, e.g. a fix line, is fine)
+        assert not re.search(r"""["']\.venv-vllm|\.venv-vllm/""", src), path
         assert not re.search(r"^\s*(from|import) experiments\b", src, re.M), path
     make = (REPO / "Makefile").read_text()
     html_rule = re.search(r"^html:([^\n]*)", make, re.M).group(1)
