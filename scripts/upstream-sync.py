@@ -214,8 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         return 0
 
-    if git(root, "status", "--porcelain", "--untracked-files=no").strip():
-        raise Refused(f"{root} has uncommitted changes; run the sync from a clean checkout")
+    if git(root, "status", "--porcelain", "--untracked-files=all").strip():
+        raise Refused(f"{root} has uncommitted changes or untracked files; run the sync from a clean checkout")
     start_ref = git(root, "rev-parse", "--abbrev-ref", "HEAD").strip()
     start_sha = git(root, "rev-parse", "HEAD").strip()
     git(root, "fetch", "--quiet", args.remote, f"+refs/heads/{args.base}:refs/remotes/{args.remote}/{args.base}")
