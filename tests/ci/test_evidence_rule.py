@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO, gpu_env, run_gpu
+from ci_helpers import REPO, gpu_env, run_gpu
 from vllm_book import pin as pin_mod
 from vllm_book.sync import evidence, review, validate
 
@@ -20,7 +20,7 @@ CHAPTER = "01-part/01-a"
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     """Two evidence records made by the GPU script with the fakes: one passed, one failed."""
-    from conftest import commit_all, git
+    from ci_helpers import commit_all, git
 
     base = tmp_path_factory.mktemp("runs")
     repo = base / "book"

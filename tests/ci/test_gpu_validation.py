@@ -8,7 +8,7 @@ import json
 import tarfile
 from pathlib import Path
 
-from conftest import FAKES, PLANTED_HF, PLANTED_KEY, REPO, commit_all, git, gpu_env, run_gpu, validator
+from ci_helpers import FAKES, PLANTED_HF, PLANTED_KEY, REPO, git, gpu_env, run_gpu, validator
 
 LAYOUT = {"result.json", "commands.txt", "git.txt", "pin.toml", "nvidia-smi.txt", "nvidia-smi-query.csv",
           "vllm-version.txt", "env.txt"}

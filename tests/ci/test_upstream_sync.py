@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import FAKES, REPO, commit_all, git
+from ci_helpers import FAKES, REPO, commit_all, git
 
 SCRIPT = REPO / "scripts" / "upstream-sync.py"
 PIN = """[vllm]

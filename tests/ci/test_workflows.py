@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from ci_helpers import REPO
 
 WORKFLOWS = REPO / ".github" / "workflows"
 
