@@ -241,3 +241,15 @@ def test_branch_guards_refuse_main_and_the_base():
     for branch in ("main", "master", "release"):
         with pytest.raises(SystemExit):
             mod.push(Path("/nonexistent"), "origin", branch, "release")
+
+
+def test_on_demand_version_and_dry_run(repo, index, tmp_path):
+    e = env(tmp_path, index)
+    proc = sync(repo, e, "--version", "0.27.0", "--dry-run")
+    assert proc.returncode == 0 and "candidate v0.27.0 → branch sync/vllm-0.27.0" in proc.stdout
+    assert pushed(repo) == [] and gh_calls(tmp_path) == [] and not (tmp_path / "make.log").exists()
+    proc = sync(repo, e, "--version", "0.28.0")  # yanked
+    assert proc.returncode == 1 and "vLLM 0.28.0 has no final, non-yanked sdist on" in proc.stderr
+    proc = sync(repo, e, "--version", "0.27.0")
+    assert proc.returncode == 0, proc.stderr
+    assert remote_ref(repo, "sync/vllm-0.27.0") and [p["head"] for p in prs(tmp_path)] == ["sync/vllm-0.27.0"]
