@@ -40,6 +40,8 @@ from pathlib import Path
 PIN_FILE = "vllm-pin.toml"
 TREE_DIR = "vllm"
 PROVENANCE_FILE = ".vllm-book-provenance.json"
+#: overrides ``[vllm.sdist] index`` of the pin (a PEP 503 project page, e.g. ``file:///…/simple/vllm/``)
+INDEX_ENV = "VLLM_BOOK_INDEX_URL"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -98,7 +100,9 @@ def load_pin(root: Path | None = None) -> Pin:
             repository=v["repository"].rstrip("/"),
             sdist_filename=sd["filename"],
             sdist_sha256=sd["sha256"].lower(),
-            index=sd.get("index", "https://pypi.org/simple/vllm/"),
+            # a mirror (or the tests' local PEP 503 index) may stand in for the pin's index; the pinned sdist is
+            # still checked against the pin's sha256, never the index's
+            index=os.environ.get(INDEX_ENV) or sd.get("index", "https://pypi.org/simple/vllm/"),
             path=path,
         )
     except FileNotFoundError:
@@ -132,34 +136,59 @@ class _LinkParser(html.parser.HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.links: list[str] = []
+        self.attrs: list[dict[str, str | None]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
             for k, v in attrs:
                 if k == "href" and v:
                     self.links.append(v)
+                    self.attrs.append(dict(attrs))
 
 
-def find_sdist(index_url: str, filename: str) -> tuple[str, str]:
-    """Return (url, sha256 from the index) for *filename* on a PEP 503 page."""
+@dataclasses.dataclass(frozen=True)
+class IndexLink:
+    """One file of a PEP 503 project page."""
+
+    filename: str
+    url: str  # absolute, without the fragment
+    sha256: str  # from the ``#sha256=`` fragment ("" when the index publishes none)
+    yanked: bool  # PEP 592 ``data-yanked``
+
+
+def index_links(index_url: str, what: str = "the package index") -> list[IndexLink]:
+    """Every file linked from the PEP 503 page *index_url* (the one reader of the simple index: provisioning,
+    ``impact`` and ``scripts/upstream-sync.py`` all go through it, so a local fake index serves them all)."""
     req = urllib.request.Request(index_url, headers={"Accept": "text/html"})
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
             page = resp.read().decode("utf-8", "replace")
     except OSError as exc:
+        raise ProvisionError(f"cannot reach {what} {index_url} ({exc})") from None
+    parser = _LinkParser()
+    parser.feed(page)
+    out = []
+    for href, attrs in zip(parser.links, parser.attrs):
+        url = urllib.parse.urljoin(index_url, href)
+        base, _, frag = url.partition("#")
+        digest = frag.partition("sha256=")[2] if "sha256=" in frag else ""
+        out.append(IndexLink(urllib.parse.unquote(base.rsplit("/", 1)[-1]), base, digest.lower(), "data-yanked" in attrs))
+    return out
+
+
+def find_sdist(index_url: str, filename: str) -> tuple[str, str]:
+    """Return (url, sha256 from the index) for *filename* on a PEP 503 page."""
+    try:
+        links = index_links(index_url)
+    except ProvisionError as exc:
         raise ProvisionError(
-            f"cannot reach the package index {index_url} ({exc}).\n"
+            f"{exc}.\n"
             f"  Fix: check the network, or put {filename} into {cache_dir() / 'sdist'} by hand,\n"
             f"  or initialise the submodule: git submodule update --init vllm"
         ) from None
-    parser = _LinkParser()
-    parser.feed(page)
-    for href in parser.links:
-        url = urllib.parse.urljoin(index_url, href)
-        base, _, frag = url.partition("#")
-        if base.rsplit("/", 1)[-1] == filename:
-            digest = frag.partition("sha256=")[2] if "sha256=" in frag else ""
-            return base, digest.lower()
+    for link in links:
+        if link.filename == filename:
+            return link.url, link.sha256
     raise ProvisionError(f"{filename} is not listed on {index_url}; is the version right?")
 
 

@@ -131,10 +131,11 @@ def test_review_sync_and_mark(book, capsys):
     assert cli.main(["--root", str(book), "review", "mark", "01-part/02-cache", "--anchors", "--diagrams"]) == 0
     assert "01-part/02-cache: pending (still to check: commands_checked, metrics_checked)" in capsys.readouterr().out
     assert cli.main(["--root", str(book), "review", "mark", "01-part/02-cache", "--anchors", "--diagrams", "--commands",
-                     "--metrics", "--hardware-run", "h200-run-1"]) == 0
+                     "--metrics", "--hardware-run", "h200-2026-11-02-a"]) == 0
     assert "01-part/02-cache: reviewed at 1111111aa1" in capsys.readouterr().out
     rec = review.load(rv)[0].get("01-part/02-cache")
-    assert (rec.status, rec.reviewed_commit, rec.hardware_runs) == ("reviewed", V1_SHA, ["h200-run-1"])
+    assert (rec.status, rec.reviewed_commit, rec.hardware_runs) == ("reviewed", V1_SHA, ["h200-2026-11-02-a"])
+    # (h200-2026-11-02-a is the fixture's evidence record, recorded at V1 with the fakes of tests/ci)
     assert validate.run(book, "full", diagrams=False).problems == []
     assert cli.main(["--root", str(book), "review", "mark", "01-part/03-later", "--anchors"]) == 2
     assert "01-part/03-later is not a written chapter" in capsys.readouterr().err

@@ -55,6 +55,7 @@ from ..anchors.excerpt import make_excerpt, split_emphasize
 from ..anchors.lint import OPT_OUT_CLASS
 from ..anchors.resolve import AnchorError, index_problems, resolve
 from . import commands, mdscan, mermaid, pinfiles, review
+from . import evidence
 from .common import (README, REVIEW_FILE, SOURCE_DIR, Problem, build_tree_index, chapter_pattern, config_default, git,
                      index_cache, pin_line, rel)
 
@@ -335,6 +336,7 @@ def run(root: Path, profile: str = "contracts", *, diagrams: bool = True) -> Res
     problems += p
     cur, p = check_structure(root, pin, profile)
     problems += p
+    problems += evidence.check(root, pin.commit if pin else None, full=profile == "full")  # "GPU 已验证" needs a schema-valid GPU run
     pattern = chapter_pattern()
     source = root / SOURCE_DIR
     pages = mdscan.scan_book(source, lambda dn: bool(pattern.search(dn)))
