@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .common import FIGURES_DIR, RESULTS_DIR, ROOT, check_result, diff_summary, dumps
 
-EXPERIMENTS = ("block_size", "prefix_cache", "batching", "chunked_prefill", "kv_pressure", "sampler")
+EXPERIMENTS = ("block_size", "prefix_cache", "batching", "chunked_prefill", "kv_pressure", "sampler", "trace")
 
 
 def load(name: str):
