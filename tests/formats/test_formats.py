@@ -384,3 +384,25 @@ def test_mermaid_renderer_failure_says_how_to_fix(tmp_path):
     tools.renderer.write_text("import sys; sys.stderr.write('Error: Failed to launch the browser process'); sys.exit(1)")
     with pytest.raises(MermaidError, match=r"Failed to launch the browser.*make node-tools"):
         render_batch([Diagram("flowchart LR\n A-->B\n", "c.md", 1)], ["k"], tools, OPTIONS, tmp_path / "out")
+
+
+def test_an_image_file_is_opened_once_however_often_it_is_laid_out(tmp_path):
+    """rinohtype re-creates an image at every re-layout and keeps each PDF image's file open until the document
+    is written; without the image-cache patch a 39-chapter book ran out of file descriptors."""
+    import cairosvg
+
+    from vllm_book.formats import rinoh_patches
+
+    rinoh_patches.apply()
+    from rinoh.backend import pdf
+
+    path = tmp_path / "d.pdf"
+    cairosvg.svg2pdf(bytestring=b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="5" '
+                                b'height="5"/></svg>', write_to=str(path))
+    fds = lambda: len(os.listdir("/proc/self/fd"))  # noqa: E731
+    first = pdf.Image(path)
+    before = fds()
+    again = [pdf.Image(path) for _ in range(50)]
+    assert all(img is first for img in again) and fds() == before
+    path.write_bytes(path.read_bytes() + b"\n")  # a changed file is read again
+    assert pdf.Image(path) is not first

@@ -33,6 +33,15 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     paragraph to before the U+200B and emits empty lines forever (seen in a
     table cell narrower than one character).
 
+``image-cache``
+    ``rinoh.image.ImageBase.render`` builds a new ``rinoh.backend.pdf.Image`` each
+    time an image is laid out, and a PDF image keeps its file open until the
+    document is written (its objects are read lazily).  Every re-layout of a page
+    with a diagram therefore leaks a file descriptor: a 39-chapter book exhausted
+    20,000 of them ("Too many open files").  The patch makes ``Image`` return one
+    instance per file (keyed by resolved path, size and mtime), so each file is
+    opened once; the same XObject placed on several pages is written once.
+
 ``style-log``
     ``rinoh.style.StyleLog`` records every placed element and writes a
     ``<target>.stylelog`` debug file (≈14 % of the rendering time of a large
@@ -131,7 +140,7 @@ def apply() -> None:
                         ("linenos", _patch_linenos),
                         ("container-document", _patch_container_document),
                         ("style-cache", _patch_style_cache), ("passes", _patch_passes),
-                        ("table-guard", _patch_table_guard)):
+                        ("table-guard", _patch_table_guard), ("image-cache", _patch_image_cache)):
         if name not in _APPLIED:
             patch()
             _APPLIED.add(name)
@@ -299,6 +308,32 @@ def _patch_font_cache() -> None:
 
     font.__wrapped__ = original
     SingleStyledTextBase.font = font
+
+
+# -- image-cache -------------------------------------------------------------------------------
+
+
+def _patch_image_cache() -> None:
+    from pathlib import Path
+
+    from rinoh.backend import pdf
+
+    original = pdf.Image
+    cache: dict[tuple[str, int, int], object] = {}
+
+    def image(filename_or_file):
+        try:
+            path = Path(filename_or_file).resolve()
+            stat = path.stat()
+        except (TypeError, OSError):  # a file object, or a path rinohtype reports itself
+            return original(filename_or_file)
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        if key not in cache:
+            cache[key] = original(filename_or_file)
+        return cache[key]
+
+    image.__wrapped__ = original
+    pdf.Image = image
 
 
 # -- tounicode ---------------------------------------------------------------------------------
