@@ -4,7 +4,7 @@
 // Prints one JSON object; tests/reader/test_reader.py asserts on it.
 const fs = require("fs");
 const path = require("path");
-const {launch} = require("./reader_lib.js");
+const {launch, NAV_TIMEOUT_MS} = require("./reader_lib.js");
 
 const AXE = fs.readFileSync(path.join(process.env.NODE_PATH, "axe-core", "axe.min.js"), "utf-8");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -12,6 +12,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** A page that records every error, console error and failed or non-2xx request it sees. */
 async function watched(browser, problems) {
   const page = await browser.newPage();
+  page.setDefaultNavigationTimeout(NAV_TIMEOUT_MS);
+  page.setDefaultTimeout(NAV_TIMEOUT_MS);
   const where = () => page.url();
   page.on("pageerror", (e) => problems.push(`${where()}: pageerror: ${e.message}`));
   page.on("console", (m) => { if (m.type() === "error") problems.push(`${where()}: console: ${m.text()}`); });

@@ -10,4 +10,7 @@ const launch = () => puppeteer.launch({
 // http://127.0.0.1:port/02-core-concepts/04-prefix-caching.html#x -> 02-core-concepts/04-prefix-caching
 const docnameOf = (base, url) => url.replace(base + "/", "").replace(/[?#].*$/, "").replace(/\.html$/, "");
 
-module.exports = {launch, docnameOf};
+// a loaded 2-core machine can take longer than puppeteer's default 30 s for a page with many diagrams
+const NAV_TIMEOUT_MS = 120000;
+
+module.exports = {launch, docnameOf, NAV_TIMEOUT_MS};

@@ -3,13 +3,14 @@
 // Usage: node search_queries.js <base URL> <queries.json>   (queries.json: [{q, expect}, ...])
 // Prints one JSON object: {results: [{q, top: [docname, ...], ms}], errors: [...], tokens: {...}}.
 const fs = require("fs");
-const {launch, docnameOf} = require("./reader_lib.js");
+const {launch, docnameOf, NAV_TIMEOUT_MS} = require("./reader_lib.js");
 
 (async () => {
   const [base, file] = process.argv.slice(2);
   const queries = JSON.parse(fs.readFileSync(file, "utf-8"));
   const browser = await launch();
   const page = await browser.newPage();
+  page.setDefaultNavigationTimeout(NAV_TIMEOUT_MS);
   const errors = [];
   page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
   page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
