@@ -139,6 +139,12 @@ def _field(name: str, body: nodes.Element, key: str) -> nodes.field:
     return field
 
 
+def add_card_field(card: nodes.Element, name: str, body: nodes.Element, key: str) -> None:
+    """Append a field to a header card (for the features that extend it through ``vllm-book-card``)."""
+    fields = next(iter(card.findall(nodes.field_list)), None)
+    (fields if fields is not None else card).append(_field(name, body, key))
+
+
 class HeaderCard(SphinxTransform):
     """Insert the header card of a chapter after its H1."""
 

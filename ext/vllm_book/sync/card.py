@@ -82,7 +82,7 @@ def review_text(rec: review.Record | None, pin: pin_mod.Pin | None, lang: str) -
 
 
 def add_review_field(app: Sphinx, docname: str, card: nodes.Element) -> None:
-    from ..chapters import _field
+    from ..chapters import add_card_field
 
     config = app.config
     root = Path(config.vllm_book_repo_root or app.srcdir)
@@ -102,9 +102,7 @@ def add_review_field(app: Sphinx, docname: str, card: nodes.Element) -> None:
     lang = (config.language or "zh_CN").split("_")[0]
     para = nodes.paragraph("", review_text(rec, pin, lang))
     para["translatable"] = False
-    fields = next(iter(card.findall(nodes.field_list)), None)
-    target = fields if fields is not None else card
-    target += _field(LABELS.get(lang, LABELS["en"])["field"], para, "review")
+    add_card_field(card, LABELS.get(lang, LABELS["en"])["field"], para, "review")
 
 
 def setup(app: Sphinx) -> dict[str, object]:

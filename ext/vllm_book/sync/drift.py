@@ -106,7 +106,7 @@ def card_text(entries: list | None, to: str, lang: str) -> str:
 
 
 def add_drift_field(app: Sphinx, docname: str, card: nodes.Element) -> None:
-    from ..chapters import _field
+    from ..chapters import add_card_field
 
     drift = _drift(app)
     if drift is None:
@@ -125,8 +125,7 @@ def add_drift_field(app: Sphinx, docname: str, card: nodes.Element) -> None:
         para += ref
     else:
         para += nodes.Text(text)
-    fields = next(iter(card.findall(nodes.field_list)), None)
-    (fields if fields is not None else card).append(_field(LABELS[lang]["field"], para, "drift"))
+    add_card_field(card, LABELS[lang]["field"], para, "drift")
 
 
 class DriftReport(SphinxDirective):
