@@ -68,8 +68,9 @@ class CurriculumError(ValueError):
     pass
 
 
-def _record_lines(text: str) -> list[int]:
-    return [i + 1 for i, line in enumerate(text.splitlines()) if line.strip() == "[[part.chapter]]"]
+def record_lines(text: str, header: str = "[[part.chapter]]") -> list[int]:
+    """The 1-based line of every ``header`` table of a TOML text (tomllib gives no line numbers)."""
+    return [i + 1 for i, line in enumerate(text.splitlines()) if line.strip() == header]
 
 
 def load(path: Path) -> Curriculum:
@@ -78,7 +79,7 @@ def load(path: Path) -> Curriculum:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CurriculumError(f"{path}: {exc}") from None
-    lines = iter(_record_lines(text))
+    lines = iter(record_lines(text))
     parts = []
     for n, p in enumerate(data.get("part", []), start=1):
         chapters = []

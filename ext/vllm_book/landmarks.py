@@ -19,6 +19,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from .anchors.nodes import src_ref
+from .curriculum import record_lines
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ def load(path: Path) -> tuple[list[dict], list[tuple[int, str]]]:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         return [], [(int(m.group(1)) if m else 1, f"not valid TOML: {exc}. Fix: one [[landmark]] table per entry")]
-    lines = [i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip() == "[[landmark]]"]
+    lines = record_lines(text, "[[landmark]]")
     records, problems = [], []
     for i, rec in enumerate(data.get("landmark", [])):
         line = lines[i] if i < len(lines) else 1

@@ -28,6 +28,7 @@ import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..curriculum import record_lines
 from .common import Problem
 
 STATUSES = ("pending", "reviewed")
@@ -90,10 +91,6 @@ class ReviewError(ValueError):
         self.message = message
 
 
-def _record_lines(text: str) -> list[int]:
-    return [i + 1 for i, line in enumerate(text.splitlines()) if line.strip() == "[[chapter]]"]
-
-
 def load(path: Path) -> tuple[Reviews, list[Problem]]:
     """Parse the file; field-level problems are returned (the records are still usable)."""
     text = path.read_text(encoding="utf-8")
@@ -102,7 +99,7 @@ def load(path: Path) -> tuple[Reviews, list[Problem]]:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise ReviewError(int(m.group(1)) if m else 1, f"not valid TOML: {exc}") from None
-    lines = iter(_record_lines(text))
+    lines = iter(record_lines(text, "[[chapter]]"))
     fname = path.name
     problems: list[Problem] = []
     records: list[Record] = []
