@@ -41,6 +41,7 @@ extensions = [
     "vllm_book",
 ]
 
+# downloads/: templates a reader downloads ({download} role), not pages of the book
 exclude_patterns = ["_build", "_static", "_templates", "_data", "**/.ipynb_checkpoints", "**/downloads"]
 templates_path = ["source/_templates"]
 html_static_path = ["source/_static"]

@@ -17,6 +17,8 @@ LEVELS = ("入门", "进阶", "高级")
 TRACKS = ("quickstart", "internals", "production", "interview")
 ENVIRONMENTS = ("no-gpu", "cpu", "nvidia-gpu", "multi-gpu")
 STATUSES = ("planned", "written")
+#: what a chapter is for, which sets its readability limits (vllm_book.sync.readability)
+KINDS = ("concept", "walkthrough")
 #: what docs/chapter-template.md leaves for the author (make new-chapter); a written chapter holding it is refused
 PLACEHOLDER = "TODO（作者）"
 CHAPTER_FILE = re.compile(r"^\d{2}-[a-z-]+/\d{2}[a-z]?-[a-z0-9-]+\.md$")
@@ -34,6 +36,8 @@ class Chapter:
     part: str
     line: int  # line of the record in curriculum.toml
     hook: str = ""  # one line: why read it (home page, part pages)
+    kind: str = ""  # concept | walkthrough: the chapter's own kind, else its part's
+
 
     @property
     def written(self) -> bool:
@@ -47,6 +51,8 @@ class Part:
     title_en: str
     chapters: tuple[Chapter, ...]
     number: int
+    kind: str = ""  # concept | walkthrough: the default kind of its chapters ("" = concept)
+    line: int = 0  # line of the [[part]] record
 
 
 @dataclasses.dataclass
@@ -59,6 +65,12 @@ class Curriculum:
 
     def chapter(self, docname: str) -> Chapter | None:
         return next((c for c in self.chapters() if c.path == docname), None)
+
+    def kind(self, ch: Chapter) -> str:
+        """The chapter's kind: its own ``kind``, else its part's, else ``concept`` (the stricter limits)."""
+        if ch.kind:
+            return ch.kind
+        return next((p.kind for p in self.parts if p.dir == ch.part and p.kind), "concept")
 
     def track(self, name: str) -> list[Chapter]:
         return [c for c in self.chapters() if name in c.tracks]
@@ -80,6 +92,7 @@ def load(path: Path) -> Curriculum:
     except tomllib.TOMLDecodeError as exc:
         raise CurriculumError(f"{path}: {exc}") from None
     lines = iter(record_lines(text))
+    part_lines = iter(record_lines(text, "[[part]]"))
     parts = []
     for n, p in enumerate(data.get("part", []), start=1):
         chapters = []
@@ -89,10 +102,12 @@ def load(path: Path) -> Curriculum:
                 chapters.append(Chapter(
                     path=c["path"], title=c["title"], level=c["level"], tracks=tuple(c.get("tracks", ())),
                     environments=tuple(c.get("environments", ())), source_areas=tuple(c.get("source_areas", ())),
-                    status=c.get("status", "planned"), part=p["dir"], line=line, hook=c.get("hook", "")))
+                    status=c.get("status", "planned"), part=p["dir"], line=line, hook=c.get("hook", ""),
+                    kind=c.get("kind", "")))
             except KeyError as exc:
                 raise CurriculumError(f"{path}:{line}: chapter record lacks {exc}") from None
-        parts.append(Part(p["dir"], p["title"], p.get("title_en", ""), tuple(chapters), n))
+        parts.append(Part(p["dir"], p["title"], p.get("title_en", ""), tuple(chapters), n, kind=p.get("kind", ""),
+                          line=next(part_lines, 0)))
     return Curriculum(path, parts)
 
 
@@ -101,6 +116,10 @@ def check(cur: Curriculum, source_dir: Path) -> list[tuple[str, int, str]]:
     problems: list[tuple[str, int, str]] = []
     f = str(cur.path)
     seen: set[str] = set()
+    for part in cur.parts:
+        if part.kind and part.kind not in KINDS:
+            problems.append((f, part.line, f"part {part.dir}: kind {part.kind!r} is not one of {', '.join(KINDS)}; "
+                                           f"use \"concept\" or \"walkthrough\" (it sets the readability limits)"))
     for ch in cur.chapters():
         where = (f, ch.line)
         if ch.path in seen:
@@ -113,6 +132,8 @@ def check(cur: Curriculum, source_dir: Path) -> list[tuple[str, int, str]]:
             for v in value:
                 if v not in allowed:
                     problems.append((*where, f"{ch.path}: {field} {v!r} is not one of {', '.join(allowed)}"))
+        if ch.kind and ch.kind not in KINDS:
+            problems.append((*where, f"{ch.path}: kind {ch.kind!r} is not one of {', '.join(KINDS)}"))
         if not isinstance(ch.hook, str) or not ch.hook.strip():
             problems.append((*where, f"{ch.path} has no hook; add hook = \"…\" (one line in our words: why a reader "
                                      f"should read it; the home page and the part page show it)"))

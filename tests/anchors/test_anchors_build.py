@@ -36,6 +36,7 @@ def test_symbol_file_dir_and_line_links(html):
     assert a["src-1"]["title"] == f"{KV}:14-19"
     assert a["src-1"].get_text() == "hash_block_tokens" and a["src-1"].code is not None
     assert a["src-2"].get_text() == "块哈希" and a["src-2"]["href"] == a["src-1"]["href"]
+    assert a["src-2"].code is None  # Chinese link text is prose: body font, not code (the readability lint)
     assert (a["src-3"].get_text(), a["src-3"]["href"]) == ("Scheduler.schedule", f"_src/{SCHED}.html#L24-L35")
     assert (a["src-4"].get_text(), a["src-4"]["href"]) == (SCHED, f"_src/{SCHED}.html")
     assert a["src-5"]["href"] == "_src/vllm/v1/attention/backends/index.html"
@@ -141,7 +142,8 @@ def test_other_builders(src_build, warnings_of, builder):
     assert [w for w in warnings_of(app) if "vllm_book" in w] == []
     if builder == "text":
         text = (app.outdir / "forms.txt").read_text(encoding="utf-8")
-        assert '"块哈希" (vllm/v1/core/kv_cache_utils.py:14–19)' in text
+        assert "显式文本：块哈希 (vllm/v1/core/kv_cache_utils.py:14–19)" in text  # prose, not a quoted literal
+        assert '"hash_block_tokens" (vllm/v1/core/kv_cache_utils.py:14–19)' in text
         assert "def schedule(self)" in (app.outdir / "excerpt.txt").read_text(encoding="utf-8")
     if builder == "epub":
         x = (app.outdir / "forms.xhtml").read_text(encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Set
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -18,13 +19,22 @@ if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
 
 
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
 class SrcRole(ReferenceRole):
-    """``{src}`path::Qual.name``` / ``{src}`text <target>```."""
+    """``{src}`path::Qual.name``` / ``{src}`text <target>```.
+
+    Link text is shown in code font, except explicit text with a Chinese character in it (``{src}`这一行 <…>```),
+    which is prose and keeps the body font (the readability lint counts it as prose, not code)."""
 
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
         node = src_ref(self.rawtext, target=self.target.strip(), explicit_title=self.has_explicit_title)
         if self.has_explicit_title:
-            node += nodes.literal(self.title, self.title)
+            if _CJK.search(self.title):
+                node += nodes.inline(self.title, self.title, classes=["src-text"])
+            else:
+                node += nodes.literal(self.title, self.title)
         self.set_source_info(node)
         return [node], []
 

@@ -8,6 +8,7 @@
     review sync | review mark <docname> [--anchors …]        maintain content-review.toml
     readme [--write]                                         check/rewrite the README pin block
     new-chapter <docname> [--title …]                        start a chapter from the template (make new-chapter)
+    readability [docname …] [--warnings] [--json]            per-chapter readability figures (part of validate)
 
 ``--root`` (default: the checkout around the working directory) points every command at another
 copy of the repository.  Exit status: 0 ok, 1 errors found, 2 could not run.
@@ -55,8 +56,37 @@ def cmd_validate(args) -> int:
 
     profile = args.profile or os.environ.get("PROFILE") or "contracts"
     result = validate.run(_root(args), profile, diagrams=not args.no_diagrams)
-    print(validate.report(result))
+    print(validate.report(result, _root(args)))
     return 0 if result.ok else 1
+
+
+def cmd_readability(args) -> int:
+    import json
+
+    from . import validate
+
+    result = validate.run(_root(args), "contracts", diagrams=False)
+    rows = result.readability
+    if args.chapter:
+        rows = [f for f in rows if f.docname in args.chapter]
+    if args.json:
+        print(json.dumps([f.row() for f in rows], ensure_ascii=False, indent=1))
+    else:
+        print(readability_table(rows))
+    if args.warnings:
+        for w in result.warnings:
+            if not args.chapter or any(w.file.endswith(f"{d}.md") for d in args.chapter):
+                print("warning: " + w.format())
+    errs = [p for p in result.problems if p.check == "readability"]
+    for p in errs:
+        print(p.format(), file=sys.stderr if args.json else sys.stdout)
+    return 1 if errs else 0
+
+
+def readability_table(rows) -> str:
+    from .readability import table
+
+    return table(rows)
 
 
 def cmd_impact(args) -> int:
@@ -195,6 +225,12 @@ def main(argv: list[str] | None = None) -> int:
     nc.add_argument("--level", default="进阶", help="入门 / 进阶 / 高级 (a new curriculum record only)")
     nc.add_argument("--hook", default="", help="one line: why read it (a new curriculum record only)")
     nc.set_defaults(func=cmd_new_chapter)
+
+    ry = sub.add_parser("readability", help="per-chapter readability figures and limits (part of validate)")
+    ry.add_argument("chapter", nargs="*", help="docnames (default: every written chapter)")
+    ry.add_argument("--warnings", action="store_true", help="also list every line anchor with code as link text")
+    ry.add_argument("--json", action="store_true", help="the figures as JSON")
+    ry.set_defaults(func=cmd_readability)
 
     rd = sub.add_parser("readme", help="check (or --write) the README's vllm-pin block")
     rd.add_argument("--write", action="store_true")

@@ -517,8 +517,8 @@ def scan_book(source_dir: Path, is_chapter=lambda docname: False) -> list[Page]:
     pages = []
     for md in sorted(source_dir.rglob("*.md")):
         rel = md.relative_to(source_dir)
-        if any(part.startswith(("_", ".")) for part in rel.parts[:-1]):
-            continue
+        if any(part.startswith(("_", ".")) or part == "downloads" for part in rel.parts[:-1]):
+            continue  # _static, _data…; downloads/: files a reader downloads, excluded from the build (conf.py)
         docname = rel.with_suffix("").as_posix()
         pages.append(scan(md, source_dir, chapter=is_chapter(docname)))
     return pages

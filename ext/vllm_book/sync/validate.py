@@ -26,6 +26,10 @@ front-matter
     every chapter's front matter is valid YAML of the right shape (the header card's checker).
 diagrams
     every ``{mermaid}`` diagram parses with the pinned Mermaid.
+readability
+    per written chapter: source links per 1,000 Chinese characters, the share of prose in code font, and
+    line anchors whose quoted code is a word of a Chinese sentence (warnings), against the limits of its
+    ``kind`` (see :mod:`.readability`; ``python -m vllm_book.sync readability`` prints the table).
 commands / variables / metrics
     every ``vllm …`` / ``python -m vllm.…`` command line (shell blocks and inline code) parses with the
     pinned release's own argument parsers (``ext/vllm_book/data/vllm-cli-<version>.json``, ``make cli-spec``);
@@ -55,7 +59,7 @@ from ..anchors.excerpt import make_excerpt, split_emphasize
 from ..anchors.lint import OPT_OUT_CLASS
 from ..anchors.resolve import AnchorError, index_problems, resolve
 from . import commands, mdscan, mermaid, pinfiles, review
-from . import evidence
+from . import evidence, readability
 from .common import (README, REVIEW_FILE, SOURCE_DIR, Problem, build_tree_index, chapter_pattern, config_default, git,
                      index_cache, pin_line, rel)
 
@@ -69,6 +73,9 @@ class Result:
     problems: list[Problem]
     stats: dict[str, object]
     seconds: float = 0.0
+    warnings: list[Problem] = dataclasses.field(default_factory=list)
+    #: per-chapter readability figures
+    readability: list = dataclasses.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -357,6 +364,9 @@ def run(root: Path, profile: str = "contracts", *, diagrams: bool = True) -> Res
     p, cstats = commands.check_pages(root, pages, tree, pin.version if pin else None, index_cache(root))
     problems += p
     stats.update(cstats)
+    kinds = {c.path: cur.kind(c) for c in cur.chapters() if c.written and cur.kind(c) in readability.KINDS} if cur else {}
+    p, warnings, figures = readability.check(root, pages, kinds)
+    problems += p
     if diagrams:
         p, dstats = check_diagrams(root, pages)
         problems += p
@@ -366,17 +376,30 @@ def run(root: Path, profile: str = "contracts", *, diagrams: bool = True) -> Res
     if index is not None:
         stats["index_files"] = len(index.files)
     problems = sorted(set(problems), key=lambda x: (x.file, x.line, x.message))
-    return Result(profile, problems, stats, time.perf_counter() - t0)
+    return Result(profile, problems, stats, time.perf_counter() - t0, warnings=warnings, readability=figures)
 
 
-def report(result: Result) -> str:
+def report(result: Result, root: Path | None = None) -> str:
+    """Errors, then warnings (a chapter awaiting its readability revision gets one summary line), then the total."""
     lines = [p.format() for p in result.problems]
+    waiting = set(readability.load_baseline(root)[0]) if root is not None else set()
+    by_doc: dict[str, int] = {}
+    for w in result.warnings:
+        doc = next((f.docname for f in result.readability if w.file.endswith(f"{f.docname}.md")), "")
+        if doc in waiting:
+            by_doc[doc] = by_doc.get(doc, 0) + 1
+        else:
+            lines.append("warning: " + w.format())
+    for doc, n in sorted(by_doc.items()):
+        lines.append(f"warning: source/{doc}.md: {n} line anchors with code as link text (awaiting its readability "
+                     f"revision; python -m vllm_book.sync readability --warnings lists them)")
     s = result.stats
     checked = (f"{s.get('pages', 0)} pages, {s.get('chapters', 0)} curriculum chapters ({s.get('written', 0)} written), "
                f"{s.get('anchors', 0)} source anchors, {s.get('diagrams', 0)} Mermaid diagrams, "
                f"{s.get('commands', 0)} vllm command lines ({s.get('block_commands', 0)} in shell blocks) + "
                f"{s.get('inline_options', 0)} option runs in prose, "
                f"{s.get('variables', 0)} VLLM_* names, {s.get('metrics', 0)} vllm:* metric names")
+    checked += f", readability of {len(result.readability)} chapters ({len(result.warnings)} warnings)"
     if result.ok:
         lines.append(f"validate (profile {result.profile}): OK — 0 errors; checked the pin, {checked} in {result.seconds:.1f}s")
     else:
