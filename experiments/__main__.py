@@ -20,9 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from .common import FIGURES_DIR, RESULTS_DIR, ROOT, check_result, diff_summary, dumps
+from .common import FIGURES_DIR, MEASURED_KEY, RESULTS_DIR, ROOT, check_result, comparable, diff_summary, dumps
 
-EXPERIMENTS = ("block_size", "prefix_cache", "batching", "chunked_prefill", "kv_pressure", "sampler", "trace")
+EXPERIMENTS = ("block_size", "prefix_cache", "batching", "chunked_prefill", "kv_pressure", "sampler", "trace",
+               "structured_output")
 
 
 def load(name: str):
@@ -48,6 +49,26 @@ def compare_and_write(path: Path, fresh: bytes, *, write: bool, is_text: bool) -
     return f"{rel}: {'new file' if old is None else f'{len(old)} -> {len(fresh)} bytes, content differs'}"
 
 
+def compare_result(path: Path, result: dict, *, write: bool) -> str | None:
+    """Like :func:`compare_and_write` for a result, but its ``measured`` part (wall-clock times) is left
+    out of the comparison: when the rest is identical the committed file, with its timings, is kept."""
+    if MEASURED_KEY not in result:
+        return compare_and_write(path, dumps(result).encode(), write=write, is_text=True)
+    old = path.read_text() if path.exists() else None
+    if old is not None:
+        import json
+
+        if dumps(comparable(json.loads(old))) == dumps(comparable(result)):
+            return None
+    diff = compare_and_write(path, dumps(result).encode(), write=write, is_text=True)
+    if diff and old is not None:  # report what changed apart from the timings
+        import json
+
+        rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+        diff = diff_summary(str(rel), dumps(comparable(json.loads(old))), dumps(comparable(result)))
+    return diff
+
+
 def cmd_run(names: list[str], *, check: bool, results_dir: Path, figures_dir: Path) -> int:
     problems: list[str] = []
     t_all = time.perf_counter()
@@ -59,8 +80,7 @@ def cmd_run(names: list[str], *, check: bool, results_dir: Path, figures_dir: Pa
         if errors := check_result(result):
             problems.append(f"{name}: bad result: " + "; ".join(errors))
             continue
-        text = dumps(result)
-        diff = compare_and_write(results_dir / f"{name}.json", text.encode(), write=not check, is_text=True)
+        diff = compare_result(results_dir / f"{name}.json", result, write=not check)
         if diff:
             problems.append(diff)
         n_fig = 0
@@ -71,6 +91,9 @@ def cmd_run(names: list[str], *, check: bool, results_dir: Path, figures_dir: Pa
                 problems.append(diff)
         print(f"[experiments] {name}: {len(result['series'])} rows, {n_fig} figure(s), "
               f"ran in {elapsed:.1f} s", file=sys.stderr, flush=True)
+        for key, value in result.get(MEASURED_KEY, {}).items():
+            if key != "machine":
+                print(f"[experiments] {name}: measured {key} = {value:.3f} (not compared)", file=sys.stderr)
     print(f"[experiments] {len(names)} experiment(s) in {time.perf_counter() - t_all:.1f} s "
           f"(after the vLLM import)", file=sys.stderr)
     if problems:

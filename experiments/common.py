@@ -9,6 +9,10 @@ Every experiment returns a *result*: a JSON object with
 ``setup``       the fixed inputs (workload, budgets, block counts)
 ``series``      the measured rows, a list of flat objects (one per parameter point)
 ``notes``       short English notes for the chapter writer (what to look at)
+``measured``    optional: wall-clock measurements of the run (e.g. a grammar's compile time) and the
+                machine they were taken on.  The only part of a result that may hold times; it is not
+                reproducible, so :func:`comparable` leaves it out when a run is compared with the
+                committed file.
 
 :func:`dumps` writes it byte-stable: sorted keys, two-space indent, floats rounded to
 :data:`FLOAT_DIGITS` decimals (so ``0.1 + 0.2`` never shows up as ``0.30000000000000004``), a
@@ -30,6 +34,7 @@ FIGURES_DIR = ROOT / "source" / "07-hands-on" / "figures"
 UNIT = "scheduler steps and tokens"
 FLOAT_DIGITS = 4
 REQUIRED_KEYS = ("name", "title", "vllm", "unit", "setup", "series", "notes")
+MEASURED_KEY = "measured"
 
 
 def normalize(value: Any) -> Any:
@@ -80,6 +85,12 @@ def check_result(result: dict[str, Any]) -> list[str]:
                     problems.append(f"series[{i}].{key}: rows are flat (no nested objects)")
                 if any(word in key.lower() for word in ("second", "latency_s", "time_s", "_ms")):
                     problems.append(f"series[{i}].{key}: experiments count steps and tokens, not time")
+    if MEASURED_KEY in result:
+        measured = result[MEASURED_KEY]
+        if not isinstance(measured, dict) or not measured:
+            problems.append("measured must be a non-empty object")
+        elif not isinstance(measured.get("machine"), dict):
+            problems.append("measured needs a 'machine' object: a timing means nothing without it")
     if not isinstance(result["notes"], list) or not all(isinstance(n, str) for n in result["notes"]):
         problems.append("notes must be a list of strings")
     text = json.dumps(result, default=str)
@@ -87,6 +98,11 @@ def check_result(result: dict[str, Any]) -> list[str]:
         if bad in text:
             problems.append(f"result contains a path ({bad}…); results must be machine-independent")
     return problems
+
+
+def comparable(result: dict[str, Any]) -> dict[str, Any]:
+    """*result* without its ``measured`` part: what must be identical from run to run."""
+    return {k: v for k, v in result.items() if k != MEASURED_KEY}
 
 
 def diff_summary(name: str, committed: str | None, fresh: str, max_lines: int = 20) -> str:

@@ -5,6 +5,7 @@ probe → collect → triage → diagnose → plan → verify → report
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,18 @@ def verify_samples(source: Source, config: Config, mode: VerifyMode) -> list[Sam
     return source.verify_samples(int(count) if count is not None else 0, interval, history=(mode == "history"))
 
 
+def _now() -> float:
+    """The report's 生成时间: now, or ``SOURCE_DATE_EPOCH`` when set (the reproducible-builds convention), so a
+    report rendered into the book is the same on every build."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        try:
+            return float(int(epoch))
+        except ValueError:
+            raise DoctorError(f"SOURCE_DATE_EPOCH={epoch!r} is not an integer number of seconds; unset it or fix it")
+    return time.time()
+
+
 def run(
     source: Source,
     config: Config,
@@ -85,7 +98,7 @@ def run(
     playbook: str | None = None,
     verify_mode: VerifyMode = "history",
 ) -> RunResult:
-    started = time.time()
+    started = _now()
     probe = source.probe()
     if not probe.reachable:
         raise DoctorError("probe failed: " + "; ".join(probe.problems or ["source unreachable"]))

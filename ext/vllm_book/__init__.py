@@ -20,6 +20,7 @@ FEATURES = (
     "vllm_book.browser",
     "vllm_book.search",
     "vllm_book.landmarks",
+    "vllm_book.transcripts",
     "vllm_book.formats",
     "vllm_book.sync.card",
     "vllm_book.sync.drift",

@@ -481,3 +481,36 @@ def test_cache_pruning(tmp_path, fake_index):
     assert stats["cache_pruned"] == 2
     assert fresh_content.exists() and not old_content.exists() and not stale_version.exists()
     assert stats["lexed"] > 0 and len(list(cache.rglob(f"*.v{HL_VERSION}"))) == stats["lexed"] + 1
+
+
+def test_file_pages_say_what_the_newest_impact_report_found(tmp_path, fake_index):
+    """A changed, removed or renamed file says so on its page, linked to the drift page; the others say nothing,
+    and a changed report re-renders only the pages it concerns."""
+    paths = sorted(p for p in fake_index.files if p.endswith(".py"))
+    changed, removed, renamed, quiet = paths[:4]
+    drift = {"to": "9.9.9", "page": "guide/drift",
+             "files": {changed: ("changed", ""), removed: ("removed", ""), renamed: ("renamed", "vllm/new_home.py")}}
+    out = tmp_path / "out"
+    build = browser.BrowserBuild(fake_index, out, cache_dir=tmp_path / "hl", jobs=1, drift=drift,
+                                 state_file=tmp_path / "state.json")
+    build.run()
+
+    def note(path: str) -> str:
+        html = (out / "_src" / f"{path}.html").read_text(encoding="utf-8")
+        m = re.search(r'<p class="drift[^"]*" role=note>.*?</p>', html)
+        return m.group(0) if m else ""
+
+    assert "本文件在 vLLM v9.9.9 中有改动" in note(changed) and 'class="drift drift-changed"' in note(changed)
+    assert "本文件在 vLLM v9.9.9 中已删除" in note(removed)
+    assert "本文件在 vLLM v9.9.9 中改名为 <code>vllm/new_home.py</code>" in note(renamed)
+    depth = "../" * (changed.count("/") + 1)
+    assert f'href={depth}guide/drift.html>版本漂移报告</a>' in note(changed)
+    assert note(quiet) == ""
+    # the same report again: nothing to render; one entry more: only that page
+    again = browser.BrowserBuild(fake_index, out, cache_dir=tmp_path / "hl", jobs=1, drift=drift,
+                                 state_file=tmp_path / "state.json").run()
+    assert again.get("rendered", 0) == 0 and again["unchanged"] == len(fake_index.files)
+    drift["files"][quiet] = ("changed", "")
+    third = browser.BrowserBuild(fake_index, out, cache_dir=tmp_path / "hl", jobs=1, drift=drift,
+                                 state_file=tmp_path / "state.json").run()
+    assert third.get("rendered", 0) == 1 and "有改动" in note(quiet)

@@ -219,3 +219,15 @@ def test_console_script() -> None:
     proc = subprocess.run([str(_console_script()), "triage", "--fixture", "doctor/examples/preempt-cascade.json"],
                           cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "playbook preempt-cascade" in proc.stdout
+
+
+def test_report_date_follows_source_date_epoch(capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    """The book renders reports during its build: with SOURCE_DATE_EPOCH the report is the same every time."""
+    fixture = str(EXAMPLES / "preempt-cascade.json")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    _, first, _ = cli(capsys, "run", "--fixture", fixture)
+    _, second, _ = cli(capsys, "run", "--fixture", fixture)
+    assert "- 生成时间：2025-12-01 00:00:00 UTC" in first.splitlines() and first == second
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    code, _, err = cli(capsys, "run", "--fixture", fixture)
+    assert code == 2 and "SOURCE_DATE_EPOCH='yesterday' is not an integer" in err

@@ -55,6 +55,27 @@ def test_check_result_accepts_and_rejects():
     assert any("non-empty" in p for p in common.check_result(_minimal(series=[])))
 
 
+def test_measured_is_checked_and_left_out_of_the_comparison(tmp_path):
+    from experiments.__main__ import compare_result
+
+    machine = {"cpu_count": 2}
+    ok = _minimal(measured={"compile_ms": 3.2, "machine": machine})
+    assert common.check_result(ok) == []
+    assert any("machine" in p for p in common.check_result(_minimal(measured={"compile_ms": 3.2})))
+    assert any("non-empty" in p for p in common.check_result(_minimal(measured={})))
+    assert common.comparable(ok) == _minimal()
+    path = tmp_path / "x.json"
+    path.write_text(common.dumps(ok))
+    # another timing, the rest identical: no difference, and the committed timing is kept
+    assert compare_result(path, _minimal(measured={"compile_ms": 9.9, "machine": machine}), write=True) is None
+    assert json.loads(path.read_text())["measured"]["compile_ms"] == 3.2
+    # a change outside measured is reported (without the timings in the diff) and written
+    changed = _minimal(series=[{"steps": 4, "hit_rate": 0.5}], measured={"compile_ms": 9.9, "machine": machine})
+    diff = compare_result(path, changed, write=True)
+    assert diff and "+      \"steps\": 4" in diff and "compile_ms" not in diff
+    assert json.loads(path.read_text()) == common.normalize(changed)
+
+
 def test_diff_summary_is_short_and_names_the_file():
     old = common.dumps(_minimal())
     new = common.dumps(_minimal(series=[{"steps": 4, "hit_rate": 0.5}]))

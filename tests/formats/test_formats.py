@@ -406,3 +406,39 @@ def test_an_image_file_is_opened_once_however_often_it_is_laid_out(tmp_path):
     assert all(img is first for img in again) and fds() == before
     path.write_bytes(path.read_bytes() + b"\n")  # a changed file is read again
     assert pdf.Image(path) is not first
+
+
+# -- downloadable files ({download}) -------------------------------------------------------------
+
+DOWNLOAD = "01-part/downloads/plan.md"  # the template the chapter offers, as Sphinx names it (source-relative)
+
+
+def _download_dest() -> str:
+    import hashlib
+
+    return f"{hashlib.md5(DOWNLOAD.encode()).hexdigest()}/plan.md"
+
+
+def test_download_is_shipped_by_the_html_edition(build_root, rootdir):
+    app = build_root("formats", "html", **_overrides(rootdir))
+    shipped = app.outdir / "_downloads" / _download_dest()
+    assert shipped.read_text(encoding="utf-8").startswith("# 容量规划模板")
+    html = (app.outdir / "01-part" / "01-chapter.html").read_text(encoding="utf-8")
+    assert f'href="../_downloads/{_download_dest()}"' in html
+
+
+def test_download_links_to_the_online_copy_in_the_epub(epub):
+    import zipfile
+
+    x = (epub.outdir / "01-part" / "01-chapter.xhtml").read_text(encoding="utf-8")
+    assert f'href="https://book.example/zh-cn/latest/_downloads/{_download_dest()}"' in x
+    assert "容量规划模板" in x
+    names = zipfile.ZipFile(epub.outdir / "formats-test.epub").namelist()
+    assert not [n for n in names if "_downloads" in n]  # not in the manifest (epubcheck: test_epubcheck_is_clean)
+
+
+def test_download_links_to_the_online_copy_in_the_pdf(pdf):
+    _app, path = pdf
+    url = f"https://book.example/zh-cn/latest/_downloads/{_download_dest()}"
+    assert url.encode() in path.read_bytes()  # the link annotation's /URI
+    assert "容量规划模板" in _run("pdftotext", "-enc", "UTF-8", str(path), "-")

@@ -48,3 +48,20 @@ def test_mermaid_is_served_locally_on_diagram_pages(real_book: Path):
     assert 'class="mermaid' in page
     assert "_static/mermaid/mermaid.esm.min.mjs" in page
     assert "cdn.jsdelivr" not in page
+
+
+def test_source_browser_pages_carry_the_impact_reports_word_on_their_file(real_book: Path):
+    """Drift at a glance, per file: from the committed impact report, never typed by hand."""
+    report = json.loads(next((real_book.parent.parent.parent / "docs").glob("impact-*-to-*.json")).read_text())
+    to = report["to"]["version"]
+    modified = set(report["files"]["modified"])
+    removed = set(report["files"]["removed"])
+    assert "vllm/v1/core/sched/scheduler.py" in modified  # the chapters' most cited file changed upstream
+    page = (real_book / "_src" / "vllm" / "v1" / "core" / "sched" / "scheduler.py.html").read_text()
+    assert f"本文件在 vLLM v{to} 中有改动" in page and "guide/drift.html" in page
+    gone = sorted(removed)[0]
+    assert "本文件在 vLLM v" in (real_book / "_src" / f"{gone}.html").read_text()
+    src = real_book / "_src"
+    quiet = next(page for page in sorted((src / "vllm" / "v1" / "core").rglob("*.py.html"))
+                 if page.relative_to(src).as_posix()[:-5] not in modified | removed)
+    assert "本文件在 vLLM v" not in quiet.read_text()

@@ -97,7 +97,7 @@ def test_baseline_holds_a_listed_chapter_to_its_figures_and_only_shrinks(tmp_pat
     worse = page(tmp_path, prose(1300) + "\n\n" + links + " " + " ".join(f"{{src}}`再{i} <vllm/x.py::g{i}>`" for i in range(5)))
     errors = readability.check(tmp_path, [worse], {worse.docname: "concept"})[0]
     assert len(errors) == 1 and "got worse while awaiting its revision" in errors[0].message
-    # revised until it passes: the entry must go
+    # revised until it passes, with no code-text line anchor: the entry must go
     good = page(tmp_path, prose(1300) + "\n\n" + "见{src}`一处 <vllm/x.py::f>`。")
     errors = readability.check(tmp_path, [good], {good.docname: "concept"})[0]
     assert [(e.file, e.line) for e in errors] == [(readability.BASELINE_FILE, 2)]
@@ -138,3 +138,13 @@ def test_the_real_book_meets_the_lint(capsys):
         if r["docname"] not in waiting:
             assert r["links_per_k"] <= readability.LIMITS[r["kind"]][0], r
             assert r["code_share"] <= readability.LIMITS[r["kind"]][1], r
+
+
+def test_baseline_chapter_may_not_gain_code_text_line_anchors(tmp_path):
+    links = " ".join(f"见{{src}}`第{i}处 <vllm/x.py::f{i}>`。" for i in range(20))
+    p = page(tmp_path, prose(1300) + "\n\n" + links + '\n\n调度器在{src}`vllm/x.py::f:"a = 1"`之后返回。')
+    f = readability.measure(p, "concept")
+    _baseline(tmp_path, f'[[chapter]]\ndocname = "{p.docname}"\nlinks_per_k = {round(f.links_per_k, 1)}\n'
+                        f'code_share = {round(f.code_share, 3)}\ncode_text_lines = 0\n')
+    errors = readability.check(tmp_path, [p], {p.docname: "concept"})[0]
+    assert len(errors) == 1 and "1 line anchors with code as link text > recorded 0" in errors[0].message

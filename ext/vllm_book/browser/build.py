@@ -72,11 +72,14 @@ class BrowserBuild(AuxPages):
         index_root: str = "",
         index_dirs: Any = None,
         index_cache: str = "",
+        drift: dict | None = None,
     ) -> None:
         self.index = index
         self.outdir = Path(outdir)
         self.prefix = prefix.strip("/") or "_src"
         self.citations = citations or {}
+        #: {"to": version, "files": {path: (kind, new path)}, "page": drift page docname}: the newest impact report
+        self.drift = drift or {}
         if isinstance(doc_uri, dict):
             uris = dict(doc_uri)
             self.doc_uri = lambda docname: uris.get(docname, docname + ".html")
@@ -177,6 +180,9 @@ class BrowserBuild(AuxPages):
             cites = cites_by_path.get(path)
             if cites:  # the citations (their order, not their source lines) and where their chapters are
                 h.update(repr([(c[:5] + c[6:], self._doc_uri(c.docname)) for c in cites]).encode())
+            if path in self.drift.get("files", {}):  # what the newest impact report says of the file
+                h.update(repr((self.drift["to"], tuple(self.drift["files"][path]), self.drift.get("page"),
+                               self._doc_uri(self.drift["page"]) if self.drift.get("page") else "")).encode())
             key = h.hexdigest()
             keys[path] = key
             page_rel = urls.file_page(self.prefix, path)
@@ -325,11 +331,27 @@ class BrowserBuild(AuxPages):
             markers=markers,
             head=self.head(page_rel, f"{name} · {parent or '/'} · {label}", self.crumbs(page_rel, path, False)),
             cites_html=cites_html,
+            drift_html=self._drift_html(path, page_rel),
             gh=self.github(path),
             gh_label=f"GitHub @ {self.pin.short}" if self.pin else "",
             size=size,
             key=key,
         )
+
+    def _drift_html(self, path: str, page_rel: str) -> str:
+        """The line a file page shows when the newest impact report says the file changed, vanished or moved."""
+        entry = self.drift.get("files", {}).get(path)
+        if not entry:
+            return ""
+        from ..sync.drift import FILE_LABELS
+
+        kind, new = entry
+        text = esc(FILE_LABELS[kind].format(to=self.drift["to"], new="\0"))
+        text = text.replace("\0", f"<code>{esc(new)}</code>")
+        link = ""
+        if self.drift.get("page"):
+            link = f"（<a href={attr(self.chapter_url(page_rel, self.drift['page'], ''))}>版本漂移报告</a>）"
+        return f"<p class=\"drift drift-{kind}\" role=note>本文件{text}{link}</p>"
 
     def _citations_for(self, path: str, page_rel: str, is_dir: bool = False) -> tuple[dict[int, str], str]:
         """(line → margin marker HTML, the "被本书引用" section) of one file or directory page."""

@@ -192,6 +192,8 @@ class FileJob:
     #: template fields shared with the head (title, css, js, home, crumbs, …)
     head: dict[str, str]
     cites_html: str
+    #: the newest impact report's word on this file ("" = unchanged or no report)
+    drift_html: str
     gh: str
     gh_label: str
     size: int
@@ -236,7 +238,7 @@ def render_file(job: FileJob, cache_dir: str | None) -> tuple[str, bool]:
     body = (
         f"<div class={'wrap' if outline else 'wrap1'}>"
         + (f"<aside class=side><nav class=ol><h2>大纲</h2>{outline}</nav></aside>" if outline else "")
-        + f"<main><div class=meta><span>{esc(info)}</span>{gh}</div>{job.cites_html}{body_code}</main></div>"
+        + f"<main><div class=meta><span>{esc(info)}</span>{gh}</div>{job.drift_html}{job.cites_html}{body_code}</main></div>"
     )
     html = page(**job.head, kind="file", n=str(n), body=body)
     return html, lexed

@@ -87,7 +87,22 @@ def spec_from_app(app: Sphinx) -> dict[str, Any]:
         "light_style": opts.get("pygments_light_style") or "a11y-high-contrast-light",
         "dark_style": opts.get("pygments_dark_style") or "a11y-high-contrast-dark",
         "builder": builder.name,
+        "drift": _drift(app),
     }
+
+
+def _drift(app: Sphinx) -> dict | None:
+    """The files of the tree that changed in the newest impact report, and the drift page (None: no report)."""
+    try:
+        from ..sync import drift
+    except ImportError:  # pragma: no cover - the package is one distribution
+        return None
+    d = drift.file_drift(app)
+    if d is None:
+        return None
+    if d["page"] not in app.env.found_docs:
+        d["page"] = ""
+    return d
 
 
 def _icon_uri(cfg) -> str:

@@ -14,6 +14,7 @@ adds what the HTML edition does not need:
                         metadata, no JavaScript/Mermaid assets, epubcheck-clean
 :mod:`.rinoh_builder`   PDF builder: book structure (parts, 第 N 章), fonts,
                         reference cache, warnings
+:mod:`.downloads`       ``{download}`` files: shipped in HTML, linked to the online copy in EPUB/PDF
 :mod:`.svg_images`      SVG images (the experiments' figures) → vector PDF for rinoh (cairosvg)
 :mod:`.rinoh_cjk`       U+200B line-break opportunities, the zh_CN language
 :mod:`.fonts`           Noto CJK extracted from Debian's collections, subset, cached
@@ -51,8 +52,9 @@ def _register_builders(app: Sphinx, config: Config) -> None:
 
 def setup(app: Sphinx) -> dict[str, object]:
     app.setup_extension("vllm_book.config")
-    from . import epub, mermaid_offline, source_index, svg_images
+    from . import downloads, epub, mermaid_offline, source_index, svg_images
 
+    downloads.setup(app)
     mermaid_offline.setup(app)
     svg_images.setup(app)
     source_index.setup(app)

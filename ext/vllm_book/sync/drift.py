@@ -6,7 +6,9 @@ such report (``vllm_book_impact_report``, default: the highest ``to`` version in
 * adds a 版本漂移 field to each chapter's header card: how many of the symbols the chapter cites changed,
   moved or vanished in that release, linked to the chapter's section of the drift page;
 * provides the ``{drift-report}`` directive for that page: per chapter, the cited symbols that changed, moved
-  or vanished, with the lines of the chapter that cite them.
+  or vanished, with the lines of the chapter that cite them;
+* gives the source browser (:func:`file_drift`) the files of the pinned tree that changed, vanished or were
+  renamed in that release, so each such file page says so.
 
 Nothing is typed by hand; a chapter the report predates says so.
 """
@@ -70,8 +72,25 @@ def load(path: Path) -> dict:
                     by_doc[m.group(1)].append(int(m.group(2)))
             for doc, lines in by_doc.items():
                 docs[doc].append((entry["subject"], entry["status"], sorted(lines)))
-        _CACHE[key] = {"to": data["to"]["version"], "docs": dict(docs)}
+        files: dict[str, tuple[str, str]] = {p: ("changed", "") for p in data.get("files", {}).get("modified", [])}
+        renames = dict(r.split(" -> ", 1) for r in data.get("files", {}).get("renamed", []) if " -> " in r)
+        for p in data.get("files", {}).get("removed", []):
+            files[p] = ("renamed", renames[p]) if p in renames else ("removed", "")
+        _CACHE[key] = {"to": data["to"]["version"], "docs": dict(docs), "files": files}
     return _CACHE[key]
+
+
+FILE_LABELS = {"changed": "在 vLLM v{to} 中有改动", "removed": "在 vLLM v{to} 中已删除",
+               "renamed": "在 vLLM v{to} 中改名为 {new}"}
+
+
+def file_drift(app: Sphinx) -> dict | None:
+    """What the source browser shows on the page of a file of the pinned tree that changed in the newest report:
+    ``{"to": version, "files": {path: (kind, new path)}, "page": docname of the drift page}`` (None: no report)."""
+    d = _drift(app)
+    if d is None:
+        return None
+    return {"to": d["to"], "files": d.get("files", {}), "page": app.config.vllm_book_drift_page or ""}
 
 
 def _lang(app: Sphinx) -> str:

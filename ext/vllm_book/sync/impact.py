@@ -653,9 +653,11 @@ def to_json(rep: Report) -> dict:
              **({"added": a.added, "removed": a.removed, "modified": a.modified} if a.status == "written" else {})}
             for a in rep.areas
         ],
-        # the whole-tree file lists are vLLM's, not the book's: counts (and renames) only
+        # files of the pinned tree that changed or vanished (the source browser marks their pages); added files
+        # are not in the pinned tree, so counted only
         "files": {"n_added": len(rep.files["added"]), "n_removed": len(rep.files["removed"]),
-                  "n_modified": len(rep.files["modified"]), "renamed": rep.files["renamed"]},
+                  "n_modified": len(rep.files["modified"]), "renamed": rep.files["renamed"],
+                  "modified": rep.files["modified"], "removed": rep.files["removed"]},
         "uncovered": rep.uncovered,
     }
 

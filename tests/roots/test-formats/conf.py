@@ -9,7 +9,7 @@ language = "zh_CN"
 extensions = ["myst_parser", "sphinx_design", "sphinxcontrib.mermaid", "vllm_book.config", "vllm_book.chapters",
               "vllm_book.anchors", "vllm_book.formats"]
 myst_enable_extensions = ["colon_fence", "dollarmath"]
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "**/downloads"]
 vllm_book_online_base = "https://book.example/zh-cn/latest/"
 epub_basename = "formats-test"
 epub_language = "zh-CN"
