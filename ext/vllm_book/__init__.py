@@ -21,6 +21,7 @@ FEATURES = (
     "vllm_book.search",
     "vllm_book.landmarks",
     "vllm_book.transcripts",
+    "vllm_book.drills",
     "vllm_book.formats",
     "vllm_book.sync.card",
     "vllm_book.sync.drift",

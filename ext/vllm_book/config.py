@@ -10,6 +10,7 @@ from sphinx.application import Sphinx
 #: (name, default, rebuild, types, description)
 CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
     ("vllm_book_repo_root", "", "env", (str,), "repository root (defaults to the directory of conf.py)"),
+    ("vllm_book_confdir", "", "", (str,), "set by the extension at config-inited: the directory of conf.py (read-only)"),
     ("vllm_book_src_root", "", "env", (str,), "the provisioned vLLM tree (defaults to <repo>/vllm via vllm_book.pin)"),
     ("vllm_book_browser", True, "html", (bool,), "render the source browser in HTML builds"),
     ("vllm_book_browser_prefix", "_src", "html", (str,), "output sub-directory of the source browser"),
@@ -37,6 +38,8 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
      "the repository landmarks data file of the {landmarks} directive, relative to vllm_book_repo_root (or the source dir)"),
     ("vllm_book_impact_report", "", "env", (str,),
      "impact report JSON behind the 版本漂移 card field and the drift page ('' = the newest docs/impact-*-to-*.json)"),
+    ("vllm_book_drills", "source/_data/drills.toml", "env", (str,),
+     "calculation drills of the {drill} directive (inputs, formula, answer), relative to the repository root"),
     ("vllm_book_transcript_programs", {"vllm-doctor": "vllm_doctor"}, "env", (dict,),
      "cli-transcript: program name shown → module run with python -m (nothing else runs)"),
     ("vllm_book_transcript_pythonpath", ["doctor"], "env", (list,),
@@ -52,4 +55,14 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
 def setup(app: Sphinx) -> dict[str, object]:
     for name, default, rebuild, types, description in CONFIG_VALUES:
         app.add_config_value(name, default, rebuild, types, description=description)
+    app.connect("config-inited", _note_confdir)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def _note_confdir(app: Sphinx, config) -> None:
+    config.vllm_book_confdir = str(app.confdir)
+
+
+def repo_root(config) -> str:
+    """``vllm_book_repo_root``, else the directory of ``conf.py`` (for directives, which have no ``app``)."""
+    return config.vllm_book_repo_root or config.vllm_book_confdir

@@ -37,7 +37,9 @@ TIMEOUT_S = 60
 
 
 def _repo_root(directive: SphinxDirective) -> Path:
-    return Path(directive.config.vllm_book_repo_root or directive.env.app.confdir).resolve()
+    from .config import repo_root
+
+    return Path(repo_root(directive.config)).resolve()
 
 
 class CliTranscript(SphinxDirective):

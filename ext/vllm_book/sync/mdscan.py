@@ -44,7 +44,7 @@ SRC_DIRECTIVES = frozenset({"src-code", "src:code"})
 LITERAL_DIRECTIVES = frozenset({
     "code-block", "code", "sourcecode", "code-cell", "mermaid", "math", "raw", "literalinclude",
     "csv-table", "graphviz", "eval-rst", "src-code", "src:code", "track", "book-parts", "part-chapters",
-    "toctree", "cli-transcript",
+    "toctree", "cli-transcript", "drill",
 })  # fmt: skip
 #: literal directives whose text is not checked for raw source lines (not Text in the doctree)
 UNCHECKED_DIRECTIVES = frozenset({"mermaid", "raw", "src-code", "src:code", "eval-rst", "toctree"})
