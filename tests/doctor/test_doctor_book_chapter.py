@@ -25,9 +25,9 @@ from vllm_doctor.rules import RULES_BY_PLAYBOOK
 DOCNAME = "08-production-deployment/07-incident-playbook"
 CHAPTER = REPO / "source" / f"{DOCNAME}.md"
 LABEL = re.compile(r"^\(prod-incident-(?P<id>[a-z-]+)\)=\s*$")  # sub-labels (prod-incident-<id>-x) are not sections
-METRIC = re.compile(r"vllm:[a-z_:]+[a-z]")
+METRIC = re.compile(r"vllm:[a-z0-9_:]+[a-z0-9]")
 SUFFIX = re.compile(r"_(?:total|bucket|sum|count|created)$")
-THRESHOLD = re.compile(r"`(?P<key>[a-z_]+\.[a-z_]+)`\s*(?:=|＝|为|：|:)\s*(?P<value>-?\d+(?:\.\d+)?)")
+THRESHOLD = re.compile(r"`(?P<key>[a-z0-9_]+\.[a-z0-9_]+)`\s*(?:=|＝|为|：|:)\s*(?P<value>-?\d+(?:\.\d+)?)")
 
 
 def _written() -> bool:
