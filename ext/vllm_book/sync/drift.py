@@ -204,8 +204,14 @@ def report_figures(data: dict) -> dict[str, str]:
         "files.modified": files.get("n_modified", 0), "files.renamed": len(files.get("renamed", [])),
         "pages_citing": len({u.split(":")[0] for c in data.get("cited", []) for u in c.get("uses", [])}),
     }
+    total = len(data.get("cited", [])) or 1
     for k in ("unchanged", "changed", "moved", "removed"):
         figures[f"counts.{k}"] = counts.get(k, 0)
+        figures[f"counts.{k}.share"] = f"{100 * counts.get(k, 0) / total:.1f} %"
+    broken = figures["anchors_broken"]
+    figures["anchors_broken.share"] = f"{100 * broken / (figures['anchors'] or 1):.1f} %"
+    figures["anchors_broken.one_in"] = round(figures["anchors"] / broken) if broken else 0
+    figures["files.removed_real"] = files.get("n_removed", 0) - len(files.get("renamed", []))
     return {k: (f"{v:,}" if isinstance(v, int) else v) for k, v in figures.items()}
 
 
