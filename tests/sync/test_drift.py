@@ -45,3 +45,20 @@ def test_the_real_book_cards_say_what_the_committed_report_says(real_book: Path)
     assert drift.card_text(entries, drift.load(report)["to"], "zh") in page
     assert 'href="../guide/drift.html#drift-01-overview-00-prerequisites"' in page
     assert (real_book / "guide" / "drift.html").is_file()
+
+
+def test_report_figures_are_computed_from_the_report():
+    from vllm_book.sync.drift import report_figures
+
+    data = {"from": {"version": "0.26.0"}, "to": {"version": "0.33.0"},
+            "counts": {"unchanged": 1, "changed": 1, "moved": 0, "removed": 0},
+            "cited": [{"anchors": [{"resolves": True}, {"resolves": False}], "uses": ["source/a/b.md:3"]},
+                      {"anchors": [{"resolves": False}], "uses": ["source/a/b.md:9", "source/c/d.md:1"]}],
+            "pages": {"a/b": {"reasons": ["x"]}, "c/d": {"reasons": []}},
+            "files": {"n_added": 5, "n_removed": 2, "n_modified": 1642, "renamed": ["a -> b"]}, "uncovered": ["z"]}
+    f = report_figures(data)
+    assert (f["to"], f["counts.changed"], f["files.modified"]) == ("0.33.0", "1", "1,642")
+    assert (f["cited"], f["anchors"], f["anchors_broken"], f["pages"], f["pages_citing"]) == ("2", "3", "2", "1", "2")
+    assert (f["files.renamed"], f["uncovered"]) == ("1", "1")
+    assert (f["counts.changed.share"], f["anchors_broken.share"], f["anchors_broken.one_in"]) == ("50.0 %", "66.7 %", "2")
+    assert f["files.removed_real"] == "1"

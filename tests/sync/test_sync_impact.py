@@ -140,3 +140,11 @@ def test_glob_semantics():
     assert r("vllm/*.py").match("vllm/a.py") and not r("vllm/*.py").match("vllm/x/a.py")
     assert r("vllm/**/block_*.py").match("vllm/block_pool.py") and r("vllm/**/block_*.py").match("vllm/v1/core/block_pool.py")
     assert r("csrc/").match("csrc/x.cu")
+
+
+def test_a_one_line_body_is_not_evidence_of_a_rename():
+    """Two one-line fields with the same text once their names are taken out are unrelated (a real false rename)."""
+    from vllm_book.sync import impact
+
+    assert not impact._distinctive(["    max_loras: int = Field(default=1, ge=1)"])
+    assert impact._distinctive(["def ceil_div(a, b):", "    return -(a // -b)"])

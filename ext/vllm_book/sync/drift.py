@@ -24,7 +24,7 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective
+from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 logger = logging.getLogger(__name__)
 
@@ -51,9 +51,13 @@ def _version_key(path: Path) -> tuple[int, ...]:
 
 
 def report_path(app: Sphinx) -> Path | None:
-    root = Path(app.config.vllm_book_repo_root or app.srcdir)
-    if app.config.vllm_book_impact_report:
-        return root / app.config.vllm_book_impact_report
+    return report_path_for(app.config, app.srcdir)
+
+
+def report_path_for(config, srcdir) -> Path | None:
+    root = Path(config.vllm_book_repo_root or srcdir)
+    if config.vllm_book_impact_report:
+        return root / config.vllm_book_impact_report
     found = sorted((root / "docs").glob("impact-*-to-*.json"), key=_version_key)
     return found[-1] if found else None
 
@@ -185,9 +189,63 @@ class DriftReport(SphinxDirective):
         return out
 
 
+def report_figures(data: dict) -> dict[str, str]:
+    """The figures of an impact report the ``{impact}`` role can print, by key."""
+    counts = data.get("counts", {})
+    files = data.get("files", {})
+    anchors = [a for c in data.get("cited", []) for a in c.get("anchors", [])]
+    figures: dict[str, int | str] = {
+        "from": data.get("from", {}).get("version", ""), "to": data.get("to", {}).get("version", ""),
+        "cited": len(data.get("cited", [])), "anchors": len(anchors),
+        "anchors_broken": sum(1 for a in anchors if not a.get("resolves")),
+        "pages": sum(1 for p in data.get("pages", {}).values() if isinstance(p, dict) and p.get("reasons")),
+        "uncovered": len(data.get("uncovered", [])),
+        "files.added": files.get("n_added", 0), "files.removed": files.get("n_removed", 0),
+        "files.modified": files.get("n_modified", 0), "files.renamed": len(files.get("renamed", [])),
+        "pages_citing": len({u.split(":")[0] for c in data.get("cited", []) for u in c.get("uses", [])}),
+    }
+    total = len(data.get("cited", [])) or 1
+    for k in ("unchanged", "changed", "moved", "removed"):
+        figures[f"counts.{k}"] = counts.get(k, 0)
+        figures[f"counts.{k}.share"] = f"{100 * counts.get(k, 0) / total:.1f} %"
+    broken = figures["anchors_broken"]
+    figures["anchors_broken.share"] = f"{100 * broken / (figures['anchors'] or 1):.1f} %"
+    figures["anchors_broken.one_in"] = round(figures["anchors"] / broken) if broken else 0
+    figures["files.removed_real"] = files.get("n_removed", 0) - len(files.get("renamed", []))
+    return {k: (f"{v:,}" if isinstance(v, int) else v) for k, v in figures.items()}
+
+
+class ImpactRole(SphinxRole):
+    """``{impact}`counts.changed``: a figure of the newest committed impact report, so a page that quotes the
+    report stays equal to it when ``make impact`` regenerates it (keys: :func:`report_figures`)."""
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        path = report_path_for(self.config, self.env.srcdir)
+        if path is None or not path.is_file():
+            msg = self.inliner.reporter.warning(f"{{impact}}: no committed impact report (make impact TO=<release>)",
+                                                line=self.lineno)
+            return [nodes.inline(self.text, self.text)], [msg]
+        self.env.note_dependency(str(path))
+        key = (str(path), path.stat().st_mtime)
+        if key not in _RAW:
+            _RAW[key] = report_figures(json.loads(path.read_text(encoding="utf-8")))
+        figures = _RAW[key]
+        name = self.text.strip()
+        if name not in figures:
+            logger.warning(f"{{impact}}`{name}`: not a figure of {path.name}\n    fix: use one of "
+                           f"{', '.join(sorted(figures))}", type="vllm_book", subtype="drift",
+                           location=(self.env.docname, self.lineno))
+            return [nodes.inline(name, name)], []
+        return [nodes.inline(figures[name], figures[name], classes=["impact-figure"])], []
+
+
+_RAW: dict[tuple[str, float], dict[str, str]] = {}
+
+
 def setup(app: Sphinx) -> dict[str, object]:
     app.setup_extension("vllm_book.config")
     app.setup_extension("vllm_book.chapters")  # registers the vllm-book-card event
     app.connect("vllm-book-card", add_drift_field)
     app.add_directive("drift-report", DriftReport)
+    app.add_role("impact", ImpactRole())
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -205,6 +205,17 @@ def _normalised(lines: list[str], name: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+#: a one-line body (a field, a constant) is not evidence of a rename: ``max_num_partial_prefills: int =
+#: Field(default=1, ge=1)`` and ``max_loras: int = Field(default=1, ge=1)`` are the same text once the names are
+#: taken out, with unrelated meanings (the 0.26.0 → 0.33.0 report said one became the other)
+RENAME_MIN_LINES = 2
+
+
+def _distinctive(lines: list[str]) -> bool:
+    """Whether equal text under another name may be reported as the same symbol renamed."""
+    return sum(1 for line in lines if line.strip()) >= RENAME_MIN_LINES
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -361,7 +372,7 @@ class Classifier:
                     scored.append((difflib.SequenceMatcher(None, old_body, body, autojunk=False).ratio(), s.path, s))
                 scored.sort(key=lambda x: (-x[0], x[1]))
                 best = scored[0][2]
-        if best is None:
+        if best is None and _distinctive(old_body):
             for s in sorted(self.by_len().get((sym.kind, sym.end - sym.start), []), key=lambda s: (s.path, s.qualname)):
                 body = self.new_lines.span(s.path, s.start, s.end)
                 if _normalised(body, s.name) == key:
