@@ -1,6 +1,6 @@
 """The one registry of metric names vllm-doctor uses.
 
-Every ``vllm:`` name below is created by the pinned vLLM release (v0.26.0) in
+Every ``vllm:`` name below (:data:`ALL`) is created by the pinned vLLM release (v0.26.0) in
 ``vllm/v1/metrics/``; ``source_file`` and ``defined_in`` say exactly where, and
 ``tests/doctor/test_doctor_metric_registry.py`` parses the provisioned source
 tree and fails the build if a name, its kind, an extra label or a label value is
@@ -17,6 +17,15 @@ the wire, and therefore what PromQL must say):
 
 Series that vLLM does not create but Prometheus does (``up``) are listed in
 :data:`PROMETHEUS_SERIES`, separately, so nobody mistakes them for vLLM's.
+
+One metric on vLLM's /metrics is not vLLM's own: the API server mounts
+prometheus-fastapi-instrumentator (``vllm/entrypoints/serve/instrumentator/metrics.py``,
+``Instrumentator(...).add().instrument(app)``, i.e. the library's default metrics) on the
+same registry.  Its request counter is in :data:`FRONTEND` (not in :data:`ALL`),
+with ``package`` naming the library; the registry test checks it against the
+installed library (vLLM v0.26.0 requires ``prometheus-fastapi-instrumentator >= 8.0.0``)
+and checks the vLLM side (the attach call, the excluded handlers, the routes of
+:data:`GENERATE_HANDLERS`) against the pinned tree.
 """
 
 from __future__ import annotations
@@ -46,6 +55,8 @@ class Metric:
     extra_labels: tuple[str, ...] = ()  # labels beyond ENGINE_LABELS, checked in the source
     label_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
     condition: str = ""  # when vLLM exports it at all; "" = always
+    package: str = "vllm"  # the distribution whose source_file creates it
+    constructed_as: str = ""  # the literal given to the constructor, when it differs from ``name``
 
     @property
     def all_labels(self) -> tuple[str, ...]:
@@ -165,6 +176,40 @@ CACHE_CONFIG_INFO = Metric(
     condition="after engine initialisation",
 )
 
+# --------------------------------------------------------------------------
+# the API server's HTTP metrics (prometheus-fastapi-instrumentator, not vLLM)
+
+INSTRUMENTATOR_PACKAGE = "prometheus_fastapi_instrumentator"
+INSTRUMENTATOR_METRICS = "prometheus_fastapi_instrumentator/metrics.py"
+VLLM_ATTACH = "vllm/entrypoints/serve/instrumentator/metrics.py"  # where vLLM mounts it (function attach_router)
+
+# The routes that create generation requests (each an APIRouter POST path in the pinned tree).
+GENERATE_HANDLERS: tuple[str, ...] = (
+    "/v1/chat/completions",  # vllm/entrypoints/openai/chat_completion/api_router.py
+    "/v1/completions",  # vllm/entrypoints/openai/completion/api_router.py
+    "/v1/responses",  # vllm/entrypoints/openai/responses/api_router.py
+    "/v1/messages",  # vllm/entrypoints/anthropic/api_router.py
+    "/inference/v1/generate",  # vllm/entrypoints/scale_out/token_in_token_out/api_router.py
+)
+GENERATE_HANDLER_REGEX = "|".join(GENERATE_HANDLERS)  # PromQL =~ is fully anchored
+
+HTTP_REQUESTS = Metric(
+    "http_requests",
+    "counter",
+    "HTTP requests the API server handled, by method/status/handler; counted when the request ends, "
+    "client disconnects included",
+    source_file=INSTRUMENTATOR_METRICS,
+    defined_in="default",
+    labels=(),
+    extra_labels=("method", "status", "handler"),
+    condition="the OpenAI-compatible API server (vllm serve); not for /metrics, /health, /load, /ping, /version, "
+    "/server_info",
+    package=INSTRUMENTATOR_PACKAGE,
+    constructed_as="http_requests_total",  # prometheus_client drops a counter's _total and adds it back on the wire
+)
+
+FRONTEND: tuple[Metric, ...] = (HTTP_REQUESTS,)
+
 ALL: tuple[Metric, ...] = (
     NUM_REQUESTS_RUNNING,
     NUM_REQUESTS_WAITING,
@@ -194,7 +239,7 @@ ALL: tuple[Metric, ...] = (
     CACHE_CONFIG_INFO,
 )
 
-BY_NAME: dict[str, Metric] = {m.name: m for m in ALL}
+BY_NAME: dict[str, Metric] = {m.name: m for m in ALL + FRONTEND}
 
 # The metric whose presence proves "this target is a vLLM server exporting metrics".
 PRESENCE_MARKER = NUM_REQUESTS_RUNNING
