@@ -90,6 +90,7 @@ class Metric:
 FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")  # vllm/v1/engine/__init__.py FINISH_REASON_STRINGS
 WAITING_REASONS = ("capacity", "deferred")  # loggers.py WAITING_REASON_CAPACITY/_DEFERRED
 SLEEP_STATES = ("awake", "weights_offloaded", "discard_all")
+PROMPT_TOKEN_SOURCES = ("local_compute", "local_cache_hit", "external_kv_transfer")  # stats.py PromptTokenStats.ALL_SOURCES
 
 # --------------------------------------------------------------------------
 # scheduler state (gauges)
@@ -131,6 +132,13 @@ EXTERNAL_PREFIX_CACHE_HITS = Metric(
 )
 NUM_PREEMPTIONS = Metric("vllm:num_preemptions", "counter", "preemptions (a running request loses its KV blocks)")
 PROMPT_TOKENS = Metric("vllm:prompt_tokens", "counter", "prefill tokens processed")
+PROMPT_TOKENS_BY_SOURCE = Metric(
+    "vllm:prompt_tokens_by_source",
+    "counter",
+    "prompt tokens by where they came from: computed here, local prefix cache, KV transfer",
+    extra_labels=("source",),
+    label_values={"source": PROMPT_TOKEN_SOURCES},
+)
 PROMPT_TOKENS_CACHED = Metric("vllm:prompt_tokens_cached", "counter", "prompt tokens served from cache (local + external)")
 GENERATION_TOKENS = Metric("vllm:generation_tokens", "counter", "generated tokens")
 REQUEST_SUCCESS = Metric(
@@ -155,6 +163,10 @@ INTER_TOKEN_LATENCY = Metric("vllm:inter_token_latency_seconds", "histogram", "i
 E2E_REQUEST_LATENCY = Metric("vllm:e2e_request_latency_seconds", "histogram", "end-to-end request latency")
 REQUEST_QUEUE_TIME = Metric("vllm:request_queue_time_seconds", "histogram", "time spent WAITING")
 REQUEST_PREFILL_TIME = Metric("vllm:request_prefill_time_seconds", "histogram", "time spent in PREFILL")
+REQUEST_DECODE_TIME = Metric("vllm:request_decode_time_seconds", "histogram", "time spent in DECODE")
+REQUEST_TIME_PER_OUTPUT_TOKEN = Metric(
+    "vllm:request_time_per_output_token_seconds", "histogram", "mean time per output token, one value per request"
+)
 
 # --------------------------------------------------------------------------
 # info-style gauges (value 1 or a timestamp; the payload is in the labels)
@@ -223,6 +235,7 @@ ALL: tuple[Metric, ...] = (
     EXTERNAL_PREFIX_CACHE_HITS,
     NUM_PREEMPTIONS,
     PROMPT_TOKENS,
+    PROMPT_TOKENS_BY_SOURCE,
     PROMPT_TOKENS_CACHED,
     GENERATION_TOKENS,
     REQUEST_SUCCESS,
@@ -235,6 +248,8 @@ ALL: tuple[Metric, ...] = (
     E2E_REQUEST_LATENCY,
     REQUEST_QUEUE_TIME,
     REQUEST_PREFILL_TIME,
+    REQUEST_DECODE_TIME,
+    REQUEST_TIME_PER_OUTPUT_TOKEN,
     LORA_REQUESTS_INFO,
     CACHE_CONFIG_INFO,
 )

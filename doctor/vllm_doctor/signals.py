@@ -236,6 +236,8 @@ DIAG: dict[str, DiagQuery] = {
         DiagQuery("external_hit_ratio", "KV connector 外部 prefix 命中率",
                   lambda c: f"sum({c.rate(M.EXTERNAL_PREFIX_CACHE_HITS)})"
                             f" / sum({c.rate(M.EXTERNAL_PREFIX_CACHE_QUERIES)})"),
+        DiagQuery("prompt_tokens_by_source", "prompt token 按来源拆分（本地计算 / 本地缓存 / KV 传输）",
+                  lambda c: _by(c, "source", c.rate(M.PROMPT_TOKENS_BY_SOURCE)), True),
         DiagQuery("cached_prompt_fraction", "prompt token 中来自缓存的比例",
                   lambda c: f"sum({c.rate(M.PROMPT_TOKENS_CACHED)}) / sum({c.rate(M.PROMPT_TOKENS)})"),
         DiagQuery("prefill_time_p95", "prefill 阶段耗时 p95", lambda c: c.quantile(0.95, M.REQUEST_PREFILL_TIME)),

@@ -128,6 +128,13 @@ def test_label_values_match_source(vllm_tree: Path) -> None:
                     waiting[t.id] = node.value.value
     assert set(waiting.values()) == set(M.WAITING_REASONS)
 
+    stats = ast.parse((vllm_tree / "vllm/v1/metrics/stats.py").read_text(encoding="utf-8"))
+    pts = next(n for n in stats.body if isinstance(n, ast.ClassDef) and n.name == "PromptTokenStats")
+    sources = [ast.literal_eval(n.value) for n in pts.body if isinstance(n, ast.AnnAssign)
+               and isinstance(n.target, ast.Name) and n.target.id == "ALL_SOURCES"]
+    assert sources and tuple(sources[0]) == M.PROMPT_TOKEN_SOURCES, "PromptTokenStats.ALL_SOURCES changed"
+    assert "for source in PromptTokenStats.ALL_SOURCES" in loggers_src, "source values no longer from ALL_SOURCES"
+
     init = _function(loggers, M.STAT_LOGGER_INIT)
     lists = [ast.literal_eval(n) for n in ast.walk(init)
              if isinstance(n, ast.List) and all(isinstance(e, ast.Constant) for e in n.elts) and n.elts]
