@@ -36,10 +36,10 @@ QUERIES: dict[str, tuple[str, ...]] = {
     "nccl-hang": ("running_by_engine", "generation_rate_by_engine", "up_by_target"),
     "gpu-oom": ("restarts_by_target", "up_by_target", "kv_usage_by_engine", "prompt_tokens_p95",
                 "max_tokens_param_p95", "n_param_p95"),
-    "client-retry-storm": ("finish_rate_by_reason", "finish_rate_by_reason_baseline", "queue_p95",
-                           "waiting_by_reason"),
-    "prefix-cache-collapse": ("hit_ratio_by_engine", "cached_prompt_fraction", "external_hit_ratio",
-                              "kv_usage_by_engine", "restarts_by_target"),
+    "client-retry-storm": ("http_rate_by_status", "http_rate_by_status_baseline", "finish_rate_by_reason",
+                           "finish_rate_by_reason_baseline", "queue_p95", "waiting_by_reason"),
+    "prefix-cache-collapse": ("hit_ratio_by_engine", "cached_prompt_fraction", "prompt_tokens_by_source",
+                              "external_hit_ratio", "kv_usage_by_engine", "restarts_by_target"),
     "cold-start": ("restarts_by_target", "ttft_p95_by_engine", "prefill_time_p95", "queue_p95"),
     "quality-regression": ("finish_rate_by_reason", "finish_rate_by_reason_baseline", "gen_tokens_p50",
                            "gen_tokens_p50_baseline", "max_tokens_param_p95", "max_tokens_param_p95_baseline"),
@@ -75,7 +75,11 @@ CHECKS: dict[str, tuple[Check, ...]] = {
               "OOMKilled 是主机内存不足，不是 GPU 显存；两者处置不同"),
     ),
     "client-retry-storm": (
-        Check("结束原因分布", _scrape(M.REQUEST_SUCCESS.total), "finished_reason=\"abort\" 增长远快于 stop/length"),
+        Check("HTTP 请求与完成请求", _scrape(M.HTTP_REQUESTS.total, M.REQUEST_SUCCESS.total),
+              f"生成接口（handler 为 {', '.join(M.GENERATE_HANDLERS)}）的 {M.HTTP_REQUESTS.total} 增长明显快于 "
+              f"{M.REQUEST_SUCCESS.total} 各原因之和；客户端断开的请求只出现在前者（finished_reason=\"abort\" 不会因此增长）"),
+        Check("API server 日志", "grep -E 'Request .* aborted' <vllm 日志>  # 需要 --enable-log-requests",
+              "大量请求在完成前被中止（客户端断开）"),
         Check("网关 / 客户端日志", "按 client 与请求内容统计 60 秒内的重复请求",
               "同一请求被反复提交；客户端超时短于 e2e p95"),
     ),
@@ -137,6 +141,14 @@ def _findings(playbook: str, values: dict[str, DiagValue]) -> list[str]:
                 out.append(f"只有部分引擎停滞：{', '.join(stalled)} —— 先查这些 rank / DP 副本")
             elif stalled:
                 out.append("所有有请求的引擎都停滞 —— 更像是整组集合通信卡住")
+    if playbook == "client-retry-storm":
+        for did in ("http_rate_by_status", "http_rate_by_status_baseline"):
+            dv = values.get(did)
+            if dv and isinstance(dv.value, dict):
+                bad = {k: v for k, v in dv.value.items() if "status=2xx" not in k and math.isfinite(v) and v > 0}
+                if bad:
+                    out.append(f"{dv.title}: 非 2xx 的请求 {', '.join(f'{k} = {_fmt(v)}/s' for k, v in sorted(bad.items()))}"
+                               " —— 它们同样不进完成计数，先排除被拒绝的请求")
     if playbook in ("client-retry-storm", "quality-regression"):
         now, base = values.get("finish_rate_by_reason"), values.get("finish_rate_by_reason_baseline")
         if now and base and isinstance(now.value, dict) and isinstance(base.value, dict):

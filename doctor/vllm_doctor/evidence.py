@@ -118,6 +118,8 @@ DERIVED: dict[str, Derived] = {
                 _ratio("repetition_rate", "request_rate", "request_rate")),
         Derived("request_rate_ratio", "请求速率 / 基线", "request_rate / request_rate_baseline",
                 _ratio("request_rate", "request_rate_baseline", "request_rate_baseline")),
+        Derived("http_rate_ratio", "生成接口 HTTP 请求速率 / 基线", "http_request_rate / http_request_rate_baseline",
+                _ratio("http_request_rate", "http_request_rate_baseline", "http_request_rate_baseline")),
         Derived("prefix_hit_ratio", "prefix cache 命中率", "prefix_hits_rate / prefix_queries_rate",
                 _ratio("prefix_hits_rate", "prefix_queries_rate")),
         Derived("prefix_hit_ratio_baseline", "prefix cache 命中率（基线）",
@@ -127,6 +129,24 @@ DERIVED: dict[str, Derived] = {
                 _ratio("gen_tokens_per_request", "gen_tokens_per_request_baseline", "request_rate")),
     )
 }
+
+
+def _unfinished(ev: Evidence) -> tuple[float | None, str]:
+    """Share of the generation requests the API server handled that vLLM did not record as finished.
+
+    Both counters move when a request ends: the API server's HTTP counter when the
+    HTTP exchange ends (a client disconnect included), vLLM's finished-request
+    counter when the engine finishes it.  A request abandoned by its client only reaches the
+    first, so the gap is the abandoned attempts, plus requests rejected before the
+    engine (4xx) and minus the extra finishes of n > 1 (each sample finishes on
+    its own).  Negative values are kept: they mean "no gap", not "missing".
+    """
+    ratio, why = _ratio("request_rate", "http_request_rate", "http_request_rate")(ev)  # the checks and reasons
+    if ratio is None:
+        return None, why
+    http, done = ev.value("http_request_rate"), ev.value("request_rate")
+    assert http is not None and done is not None
+    return (http - done) / http, ""
 
 
 def _prefix_drop(ev: Evidence) -> tuple[float | None, str]:
@@ -171,6 +191,8 @@ def _lora_free(ev: Evidence) -> tuple[float | None, str]:
 
 
 for _d in (
+    Derived("http_unfinished_ratio", "HTTP 请求中没有在引擎里完成的比例",
+            "(http_request_rate - request_rate) / http_request_rate", _unfinished),
     Derived("prefix_hit_drop", "命中率相对基线的降幅", "1 - prefix_hit_ratio / prefix_hit_ratio_baseline",
             _prefix_drop),
     Derived("length_ratio_rise", "length 占比比基线的升幅", "length_ratio - length_ratio_baseline", _length_rise),

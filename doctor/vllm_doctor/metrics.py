@@ -1,6 +1,6 @@
 """The one registry of metric names vllm-doctor uses.
 
-Every ``vllm:`` name below is created by the pinned vLLM release (v0.26.0) in
+Every ``vllm:`` name below (:data:`ALL`) is created by the pinned vLLM release (v0.26.0) in
 ``vllm/v1/metrics/``; ``source_file`` and ``defined_in`` say exactly where, and
 ``tests/doctor/test_doctor_metric_registry.py`` parses the provisioned source
 tree and fails the build if a name, its kind, an extra label or a label value is
@@ -17,6 +17,15 @@ the wire, and therefore what PromQL must say):
 
 Series that vLLM does not create but Prometheus does (``up``) are listed in
 :data:`PROMETHEUS_SERIES`, separately, so nobody mistakes them for vLLM's.
+
+One metric on vLLM's /metrics is not vLLM's own: the API server mounts
+prometheus-fastapi-instrumentator (``vllm/entrypoints/serve/instrumentator/metrics.py``,
+``Instrumentator(...).add().instrument(app)``, i.e. the library's default metrics) on the
+same registry.  Its request counter is in :data:`FRONTEND` (not in :data:`ALL`),
+with ``package`` naming the library; the registry test checks it against the
+installed library (vLLM v0.26.0 requires ``prometheus-fastapi-instrumentator >= 8.0.0``)
+and checks the vLLM side (the attach call, the excluded handlers, the routes of
+:data:`GENERATE_HANDLERS`) against the pinned tree.
 """
 
 from __future__ import annotations
@@ -46,6 +55,8 @@ class Metric:
     extra_labels: tuple[str, ...] = ()  # labels beyond ENGINE_LABELS, checked in the source
     label_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
     condition: str = ""  # when vLLM exports it at all; "" = always
+    package: str = "vllm"  # the distribution whose source_file creates it
+    constructed_as: str = ""  # the literal given to the constructor, when it differs from ``name``
 
     @property
     def all_labels(self) -> tuple[str, ...]:
@@ -79,6 +90,7 @@ class Metric:
 FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")  # vllm/v1/engine/__init__.py FINISH_REASON_STRINGS
 WAITING_REASONS = ("capacity", "deferred")  # loggers.py WAITING_REASON_CAPACITY/_DEFERRED
 SLEEP_STATES = ("awake", "weights_offloaded", "discard_all")
+PROMPT_TOKEN_SOURCES = ("local_compute", "local_cache_hit", "external_kv_transfer")  # stats.py PromptTokenStats.ALL_SOURCES
 
 # --------------------------------------------------------------------------
 # scheduler state (gauges)
@@ -120,6 +132,13 @@ EXTERNAL_PREFIX_CACHE_HITS = Metric(
 )
 NUM_PREEMPTIONS = Metric("vllm:num_preemptions", "counter", "preemptions (a running request loses its KV blocks)")
 PROMPT_TOKENS = Metric("vllm:prompt_tokens", "counter", "prefill tokens processed")
+PROMPT_TOKENS_BY_SOURCE = Metric(
+    "vllm:prompt_tokens_by_source",
+    "counter",
+    "prompt tokens by where they came from: computed here, local prefix cache, KV transfer",
+    extra_labels=("source",),
+    label_values={"source": PROMPT_TOKEN_SOURCES},
+)
 PROMPT_TOKENS_CACHED = Metric("vllm:prompt_tokens_cached", "counter", "prompt tokens served from cache (local + external)")
 GENERATION_TOKENS = Metric("vllm:generation_tokens", "counter", "generated tokens")
 REQUEST_SUCCESS = Metric(
@@ -144,6 +163,10 @@ INTER_TOKEN_LATENCY = Metric("vllm:inter_token_latency_seconds", "histogram", "i
 E2E_REQUEST_LATENCY = Metric("vllm:e2e_request_latency_seconds", "histogram", "end-to-end request latency")
 REQUEST_QUEUE_TIME = Metric("vllm:request_queue_time_seconds", "histogram", "time spent WAITING")
 REQUEST_PREFILL_TIME = Metric("vllm:request_prefill_time_seconds", "histogram", "time spent in PREFILL")
+REQUEST_DECODE_TIME = Metric("vllm:request_decode_time_seconds", "histogram", "time spent in DECODE")
+REQUEST_TIME_PER_OUTPUT_TOKEN = Metric(
+    "vllm:request_time_per_output_token_seconds", "histogram", "mean time per output token, one value per request"
+)
 
 # --------------------------------------------------------------------------
 # info-style gauges (value 1 or a timestamp; the payload is in the labels)
@@ -165,6 +188,40 @@ CACHE_CONFIG_INFO = Metric(
     condition="after engine initialisation",
 )
 
+# --------------------------------------------------------------------------
+# the API server's HTTP metrics (prometheus-fastapi-instrumentator, not vLLM)
+
+INSTRUMENTATOR_PACKAGE = "prometheus_fastapi_instrumentator"
+INSTRUMENTATOR_METRICS = "prometheus_fastapi_instrumentator/metrics.py"
+VLLM_ATTACH = "vllm/entrypoints/serve/instrumentator/metrics.py"  # where vLLM mounts it (function attach_router)
+
+# The routes that create generation requests (each an APIRouter POST path in the pinned tree).
+GENERATE_HANDLERS: tuple[str, ...] = (
+    "/v1/chat/completions",  # vllm/entrypoints/openai/chat_completion/api_router.py
+    "/v1/completions",  # vllm/entrypoints/openai/completion/api_router.py
+    "/v1/responses",  # vllm/entrypoints/openai/responses/api_router.py
+    "/v1/messages",  # vllm/entrypoints/anthropic/api_router.py
+    "/inference/v1/generate",  # vllm/entrypoints/scale_out/token_in_token_out/api_router.py
+)
+GENERATE_HANDLER_REGEX = "|".join(GENERATE_HANDLERS)  # PromQL =~ is fully anchored
+
+HTTP_REQUESTS = Metric(
+    "http_requests",
+    "counter",
+    "HTTP requests the API server handled, by method/status/handler; counted when the request ends, "
+    "client disconnects included",
+    source_file=INSTRUMENTATOR_METRICS,
+    defined_in="default",
+    labels=(),
+    extra_labels=("method", "status", "handler"),
+    condition="the OpenAI-compatible API server (vllm serve); not for /metrics, /health, /load, /ping, /version, "
+    "/server_info",
+    package=INSTRUMENTATOR_PACKAGE,
+    constructed_as="http_requests_total",  # prometheus_client drops a counter's _total and adds it back on the wire
+)
+
+FRONTEND: tuple[Metric, ...] = (HTTP_REQUESTS,)
+
 ALL: tuple[Metric, ...] = (
     NUM_REQUESTS_RUNNING,
     NUM_REQUESTS_WAITING,
@@ -178,6 +235,7 @@ ALL: tuple[Metric, ...] = (
     EXTERNAL_PREFIX_CACHE_HITS,
     NUM_PREEMPTIONS,
     PROMPT_TOKENS,
+    PROMPT_TOKENS_BY_SOURCE,
     PROMPT_TOKENS_CACHED,
     GENERATION_TOKENS,
     REQUEST_SUCCESS,
@@ -190,11 +248,13 @@ ALL: tuple[Metric, ...] = (
     E2E_REQUEST_LATENCY,
     REQUEST_QUEUE_TIME,
     REQUEST_PREFILL_TIME,
+    REQUEST_DECODE_TIME,
+    REQUEST_TIME_PER_OUTPUT_TOKEN,
     LORA_REQUESTS_INFO,
     CACHE_CONFIG_INFO,
 )
 
-BY_NAME: dict[str, Metric] = {m.name: m for m in ALL}
+BY_NAME: dict[str, Metric] = {m.name: m for m in ALL + FRONTEND}
 
 # The metric whose presence proves "this target is a vLLM server exporting metrics".
 PRESENCE_MARKER = NUM_REQUESTS_RUNNING

@@ -238,15 +238,18 @@ RULES: tuple[Rule, ...] = (
     Rule(
         id="retry-storm",
         playbook="client-retry-storm",
-        title="客户端重试风暴：abort 占比高且请求速率远高于基线",
-        when="abort_ratio ≥ retry_storm.abort_ratio 且 request_rate_ratio ≥ retry_storm.request_rate_ratio",
+        title="客户端重试风暴：生成接口的 HTTP 请求远多于基线，且大量请求没有在引擎里完成",
+        when="http_rate_ratio ≥ retry_storm.http_rate_ratio 且 http_unfinished_ratio ≥ retry_storm.unfinished_ratio"
+        "（客户端断开的请求只计入 HTTP 计数器，不计入 vLLM 的完成计数）",
         all_of=(
-            Cond("abort_ratio", ">=", "retry_storm.abort_ratio"),
-            Cond("request_rate_ratio", ">=", "retry_storm.request_rate_ratio"),
+            Cond("http_rate_ratio", ">=", "retry_storm.http_rate_ratio"),
+            Cond("http_unfinished_ratio", ">=", "retry_storm.unfinished_ratio"),
         ),
-        supporting=(Cond("waiting", ">=", const=1),),
+        supporting=(Cond("queue_p95", ">=", "retry_storm.queue_p95_s"), Cond("waiting", ">=", const=1)),
         confidence=0.65,
         alternatives=("preempt-cascade", "cold-start"),
+        caveat="HTTP 计数器看得到被客户端放弃的请求，但看不出是不是“重试”：同一请求是否被重复提交，"
+        "要在网关或客户端日志里确认；被拒绝的 4xx 请求也会拉大缺口（diagnose 按状态码拆分）。",
     ),
     Rule(
         id="prefix-collapse",

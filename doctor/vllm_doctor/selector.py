@@ -4,7 +4,7 @@ A selector scopes every query to one deployment, e.g.
 ``--selector 'job="vllm",model_name="llama-3-8b"'``.  Matchers on ``model_name``
 or ``engine`` are dropped for the few metrics that do not carry those labels
 (the LoRA info gauge has neither, the cache-config info gauge has no
-``model_name``); target labels (``job``, ``instance``, relabelled ones) apply to
+``model_name``, the API server's HTTP counter has neither); target labels (``job``, ``instance``, relabelled ones) apply to
 every series, because Prometheus attaches them at scrape time.
 """
 
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from vllm_doctor.errors import ConfigError
-from vllm_doctor.metrics import ALL, ENGINE_LABELS, Metric
+from vllm_doctor.metrics import ALL, ENGINE_LABELS, FRONTEND, Metric
 
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
 _DURATION = re.compile(r"^(?:\d+(?:ms|s|m|h|d|w|y))+$")
@@ -24,7 +24,7 @@ _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 60480
 # Labels that only some vLLM metrics carry; a matcher on one of them is dropped
 # for a metric that lacks it instead of making that query return nothing.
 _METRIC_OWN_LABELS = frozenset(ENGINE_LABELS) | frozenset(
-    label for m in ALL for label in m.extra_labels
+    label for m in ALL + FRONTEND for label in m.extra_labels
 )
 
 
@@ -63,17 +63,18 @@ class Selector:
             pos = m.end()
         return cls(tuple(matchers))
 
-    def for_metric(self, metric: Metric, **fixed: str) -> str:
-        """The ``{...}`` part for *metric*, plus fixed equality matchers."""
+    def for_metric(self, metric: Metric, regex: dict[str, str] | None = None, **fixed: str) -> str:
+        """The ``{...}`` part for *metric*, plus fixed equality (and, in *regex*, ``=~``) matchers."""
         parts = [
             mt.render()
             for mt in self.matchers
             if mt.label not in _METRIC_OWN_LABELS or mt.label in metric.all_labels
         ]
-        for label, value in fixed.items():
-            if label not in metric.all_labels:
-                raise ValueError(f"{metric.name} has no label {label!r}")
-            parts.append(f'{label}="{value}"')
+        for op, pairs in (("=", fixed), ("=~", regex or {})):
+            for label, value in pairs.items():
+                if label not in metric.all_labels:
+                    raise ValueError(f"{metric.name} has no label {label!r}")
+                parts.append(f'{label}{op}"{value}"')
         return "{" + ",".join(parts) + "}" if parts else ""
 
     def target_only(self) -> str:

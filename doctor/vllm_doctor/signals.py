@@ -31,13 +31,14 @@ class QueryContext:
     baseline_offset: str  # how far back the baseline lies, e.g. "1d"
     restart_lookback: str  # range for restart / target-down detection, e.g. "30m"
 
-    def s(self, metric: M.Metric, suffix: str = "", **fixed: str) -> str:
+    def s(self, metric: M.Metric, suffix: str = "", regex: dict[str, str] | None = None, **fixed: str) -> str:
         """A series selector: name with suffix, plus scoped label matchers."""
-        return metric.series(suffix) + self.selector.for_metric(metric, **fixed)
+        return metric.series(suffix) + self.selector.for_metric(metric, regex, **fixed)
 
-    def rate(self, metric: M.Metric, suffix: str = "total", baseline: bool = False, **fixed: str) -> str:
+    def rate(self, metric: M.Metric, suffix: str = "total", baseline: bool = False,
+             regex: dict[str, str] | None = None, **fixed: str) -> str:
         off = f" offset {self.baseline_offset}" if baseline else ""
-        return f"rate({self.s(metric, suffix, **fixed)}[{self.window}]{off})"
+        return f"rate({self.s(metric, suffix, regex, **fixed)}[{self.window}]{off})"
 
     def quantile(self, q: float, metric: M.Metric, baseline: bool = False, by: str = "") -> str:
         grouping = f"le{', ' + by if by else ''}"
@@ -71,6 +72,18 @@ def _up_min(c: QueryContext) -> str:
     )
 
 
+def _http_generate(c: QueryContext, baseline: bool = False, by: str = "") -> str:
+    """POSTs to the generation routes that the API server finished handling, per second.
+
+    The instrumentator counts a request in a ``finally`` when the ASGI app returns
+    or raises, so an attempt whose client hung up is counted too (status stays the
+    2xx already sent, or 500 if nothing was sent); vLLM's ``request_success`` never
+    sees such an attempt (``AsyncLLM.generate`` aborts it with ``internal=True``).
+    """
+    inner = c.rate(M.HTTP_REQUESTS, baseline=baseline, regex={"handler": M.GENERATE_HANDLER_REGEX}, method="POST")
+    return f"sum by ({by}) ({inner})" if by else f"sum({inner})"
+
+
 def _reason(c: QueryContext, reason: str, baseline: bool = False) -> str:
     return f"sum({c.rate(M.REQUEST_SUCCESS, baseline=baseline, finished_reason=reason)})"
 
@@ -81,6 +94,10 @@ GOLDEN: tuple[Signal, ...] = (
            lambda c: f"sum({c.rate(M.REQUEST_SUCCESS)})"),
     Signal("request_rate_baseline", "完成请求速率（基线）", "req/s", "traffic", (M.REQUEST_SUCCESS,),
            lambda c: f"sum({c.rate(M.REQUEST_SUCCESS, baseline=True)})", baseline=True),
+    Signal("http_request_rate", "生成接口 HTTP 请求速率（含客户端断开的）", "req/s", "traffic", (M.HTTP_REQUESTS,),
+           _http_generate),
+    Signal("http_request_rate_baseline", "生成接口 HTTP 请求速率（基线）", "req/s", "traffic", (M.HTTP_REQUESTS,),
+           lambda c: _http_generate(c, baseline=True), baseline=True),
     Signal("prompt_token_rate", "prefill token 速率", "tok/s", "traffic", (M.PROMPT_TOKENS,),
            lambda c: f"sum({c.rate(M.PROMPT_TOKENS)})"),
     Signal("generation_token_rate", "生成 token 速率", "tok/s", "traffic", (M.GENERATION_TOKENS,),
@@ -206,6 +223,10 @@ DIAG: dict[str, DiagQuery] = {
                   lambda c: _by(c, "finished_reason", c.rate(M.REQUEST_SUCCESS)), True),
         DiagQuery("finish_rate_by_reason_baseline", "完成请求按 finished_reason 拆分（基线）",
                   lambda c: _by(c, "finished_reason", c.rate(M.REQUEST_SUCCESS, baseline=True)), True),
+        DiagQuery("http_rate_by_status", "生成接口 HTTP 请求按 handler、状态码拆分",
+                  lambda c: _http_generate(c, by="handler, status"), True),
+        DiagQuery("http_rate_by_status_baseline", "生成接口 HTTP 请求按 handler、状态码拆分（基线）",
+                  lambda c: _http_generate(c, baseline=True, by="handler, status"), True),
         DiagQuery("gen_tokens_p50", "输出长度 p50", lambda c: c.quantile(0.5, M.REQUEST_GENERATION_TOKENS)),
         DiagQuery("gen_tokens_p50_baseline", "输出长度 p50（基线）",
                   lambda c: c.quantile(0.5, M.REQUEST_GENERATION_TOKENS, baseline=True)),
@@ -215,6 +236,8 @@ DIAG: dict[str, DiagQuery] = {
         DiagQuery("external_hit_ratio", "KV connector 外部 prefix 命中率",
                   lambda c: f"sum({c.rate(M.EXTERNAL_PREFIX_CACHE_HITS)})"
                             f" / sum({c.rate(M.EXTERNAL_PREFIX_CACHE_QUERIES)})"),
+        DiagQuery("prompt_tokens_by_source", "prompt token 按来源拆分（本地计算 / 本地缓存 / KV 传输）",
+                  lambda c: _by(c, "source", c.rate(M.PROMPT_TOKENS_BY_SOURCE)), True),
         DiagQuery("cached_prompt_fraction", "prompt token 中来自缓存的比例",
                   lambda c: f"sum({c.rate(M.PROMPT_TOKENS_CACHED)}) / sum({c.rate(M.PROMPT_TOKENS)})"),
         DiagQuery("prefill_time_p95", "prefill 阶段耗时 p95", lambda c: c.quantile(0.95, M.REQUEST_PREFILL_TIME)),

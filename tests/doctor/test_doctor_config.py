@@ -89,6 +89,11 @@ def test_selector_parsing_and_scoping() -> None:
     assert sel.for_metric(M.CACHE_CONFIG_INFO) == '{job="vllm",engine!="1"}'
     assert sel.target_only() == '{job="vllm"}'
     assert sel.for_metric(M.REQUEST_SUCCESS, finished_reason="abort").endswith('finished_reason="abort"}')
+    # the API server's HTTP counter has neither; regex matchers render with =~
+    assert sel.for_metric(M.HTTP_REQUESTS, {"handler": "/v1/a|/v1/b"}, method="POST") == (
+        '{job="vllm",method="POST",handler=~"/v1/a|/v1/b"}')
+    with pytest.raises(ValueError):
+        sel.for_metric(M.HTTP_REQUESTS, {"model_name": "x"})
     with pytest.raises(ValueError):
         sel.for_metric(M.NUM_PREEMPTIONS, reason="x")
     assert Selector.parse("").for_metric(M.NUM_PREEMPTIONS) == ""

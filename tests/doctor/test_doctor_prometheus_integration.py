@@ -2,8 +2,10 @@
 
 Prometheus runs on 127.0.0.1 (random free port, temporary storage, 1 s scrape
 interval) and scrapes a synthetic vLLM exporter that serves the real metric
-names.  Two incidents are driven through it — a KV preemption cascade, then a
-prefix-cache collapse — and triage, plan, verify and the report are checked.
+names.  Three incidents are driven through it — a KV preemption cascade, a
+prefix-cache collapse, then a client retry storm in which abandoned attempts reach
+only the API server's HTTP counter — and triage, plan, verify and the report are
+checked.
 Everything started here is stopped in `finally`; every wait has a deadline.
 
 Skips only when /usr/bin/prometheus is missing and CI is not set; under CI it fails.
@@ -60,7 +62,7 @@ def _config() -> Config:
 
 
 @pytest.mark.integration
-def test_two_incidents_through_real_prometheus(stack: tuple[str, SyntheticVLLM, Clock],
+def test_three_incidents_through_real_prometheus(stack: tuple[str, SyntheticVLLM, Clock],
                                                capsys: pytest.CaptureFixture[str]) -> None:
     url, exporter, clock = stack
     config = _config()
@@ -73,6 +75,7 @@ def test_two_incidents_through_real_prometheus(stack: tuple[str, SyntheticVLLM, 
     assert probe.prometheus_version and probe.prometheus_version[0].isdigit()
     assert M.NUM_PREEMPTIONS.name in (probe.exported or set())
     assert M.LORA_REQUESTS_INFO.name not in (probe.exported or set())
+    assert set(probe.missing_registry()) == {M.CORRUPTED_REQUESTS.name, M.LORA_REQUESTS_INFO.name}
     assert probe.targets and probe.targets[0]["up"] == "1" and probe.targets[0]["job"] == JOB
     assert probe.cache_config and probe.cache_config["block_size"] == "16"
 
@@ -123,4 +126,24 @@ def test_two_incidents_through_real_prometheus(stack: tuple[str, SyntheticVLLM, 
     assert result.diag is not None
     ratio = next(d for d in result.diag.values if d.id == "hit_ratio_by_engine")
     assert isinstance(ratio.value, dict) and all(v < 0.2 for v in ratio.value.values())
+
+    # -- incident 3: client retry storm; abandoned attempts never reach vllm:request_success --
+    exporter.reset_scenario()
+    exporter.set(abandon_rate=20.0, queue=20.0, waiting=80.0)  # finished rate and abort share stay as they were
+    clock.sleep(SETTLE)
+    ev3 = Evidence(source.sample(), config, probe.exported)
+    t3 = triage(ev3)
+    assert [r.rule.playbook for r in t3.matches] == ["client-retry-storm"], t3.summary()
+    assert ev3.value("http_rate_ratio") == pytest.approx(3.0, rel=0.15)
+    assert ev3.value("http_unfinished_ratio") == pytest.approx(2 / 3, abs=0.08)
+    # what the old rule read: neither the abort share nor the finished-request rate moved
+    assert ev3.value("abort_ratio") == pytest.approx(0.02, abs=0.01)
+    assert ev3.value("request_rate_ratio") == pytest.approx(1.0, abs=0.15)
+    result = run(source, config, verify_mode="skip")
+    assert result.playbook == "client-retry-storm" and result.diag is not None
+    by_status = next(d for d in result.diag.values if d.id == "http_rate_by_status")
+    assert isinstance(by_status.value, dict), by_status
+    assert sorted(by_status.value) == ["handler=/v1/chat/completions,status=2xx",
+                                       "handler=/v1/chat/completions,status=4xx"], "GET /v1/models is no generate route"
+    assert by_status.value["handler=/v1/chat/completions,status=4xx"] == 0.0
     assert exporter.scrapes > 20

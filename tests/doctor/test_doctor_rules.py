@@ -37,7 +37,7 @@ TRIGGERS: dict[str, tuple[dict[str, Any], set[str] | None]] = {
     "lora-saturation": ({**LORA_OK, "lora_running": 4.0, "lora_waiting_not_running": 2.0, "waiting_deferred": 3.0},
                         LORA_EXPORTED),
     "preemption": ({"preempt_rate": 0.5, "kv_usage_max": 0.95}, EXPORTED),
-    "retry-storm": ({"request_rate": 30.0, "abort_rate": 9.0}, EXPORTED),
+    "retry-storm": ({"http_request_rate": 34.0}, EXPORTED),
     "prefix-collapse": ({"prefix_hits_rate": 900.0}, EXPORTED),
     "quality-shift": ({"length_rate": 4.0}, EXPORTED),
 }
@@ -70,7 +70,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "cold-start": ("ttft_p95", "restarts"),
     "lora-saturation": ("waiting_deferred", "lora_max", "lora_running", "lora_waiting_not_running"),
     "preemption": ("preempt_rate", "kv_usage_max"),
-    "retry-storm": ("request_rate", "abort_rate", "request_rate_baseline"),
+    "retry-storm": ("http_request_rate", "http_request_rate_baseline", "request_rate"),
     "prefix-collapse": ("prefix_hits_rate", "prefix_queries_rate", "prefix_hits_rate_baseline",
                         "prefix_queries_rate_baseline"),
     "quality-shift": ("length_rate", "length_rate_baseline"),
@@ -137,7 +137,52 @@ def test_too_little_traffic_makes_ratios_unknown() -> None:
     e = ev({"request_rate": 0.04, "abort_rate": 0.04, "request_rate_baseline": 0.01})
     v, why = e.get("abort_ratio")
     assert v is None and "too little traffic" in why
+    e = ev({"request_rate": 0.01, "http_request_rate": 0.04, "http_request_rate_baseline": 0.01})
+    for sid in ("http_rate_ratio", "http_unfinished_ratio"):
+        v, why = e.get(sid)
+        assert v is None and "too little traffic" in why, sid
     assert evaluate(RULES_BY_ID["retry-storm"], e).status == "insufficient"
+
+
+# A client-timeout retry storm as vLLM v0.26.0 reports it: an attempt the client abandons is aborted with
+# internal=True and never reaches vllm:request_success, so the finished rate and the abort share stay where they
+# were; only the API server's HTTP counter sees the extra attempts.
+ABANDON_STORM = {"http_request_rate": 33.0, "http_request_rate_baseline": 11.2, "request_rate": 11.5,
+                 "request_rate_baseline": 11.0, "abort_rate": 0.1, "queue_p95": 30.0, "waiting": 250.0}
+
+
+def test_retry_storm_without_aborts_is_detected() -> None:
+    """Fails on the old rule (abort_ratio >= 0.2 AND request_rate_ratio >= 1.5 over vllm:request_success)."""
+    e = ev(ABANDON_STORM)
+    abort_ratio, request_rate_ratio = e.value("abort_ratio"), e.value("request_rate_ratio")
+    assert abort_ratio is not None and abort_ratio < 0.2, "the finished-request abort share barely moves"
+    assert request_rate_ratio is not None and request_rate_ratio < 1.5, "abandoned attempts never finish"
+    r = evaluate(RULES_BY_ID["retry-storm"], e)
+    assert r.status == "match", [c.text() for c in r.conditions]
+    assert all(s.holds for s in r.supporting) and r.confidence == pytest.approx(0.75)
+    t = triage(e)
+    assert t.primary is not None and t.primary.rule.playbook == "client-retry-storm", t.summary()
+
+
+def test_retry_storm_needs_both_amplification_and_unfinished_attempts() -> None:
+    surge = ev({"http_request_rate": 24.4, "request_rate": 24.0})  # twice the traffic, all of it served
+    assert evaluate(RULES_BY_ID["retry-storm"], surge).status == "no-match"
+    losing = ev({"http_request_rate": 11.2, "request_rate": 5.0})  # requests lost at the baseline rate
+    assert evaluate(RULES_BY_ID["retry-storm"], losing).status == "no-match"
+    nfork = ev({"http_request_rate": 34.0, "request_rate": 68.0})  # n=2: more finishes than HTTP requests
+    assert nfork.value("http_unfinished_ratio") == pytest.approx(-1.0)
+    assert evaluate(RULES_BY_ID["retry-storm"], nfork).status == "no-match"
+
+
+def test_retry_storm_boundaries_are_the_shipped_thresholds() -> None:
+    cfg = load_config()
+    assert (cfg.number("retry_storm.http_rate_ratio"), cfg.number("retry_storm.unfinished_ratio"),
+            cfg.number("retry_storm.queue_p95_s")) == (1.5, 0.2, 2.0)
+    at = ev({"http_request_rate_baseline": 10.0, "http_request_rate": 15.0, "request_rate": 12.0})
+    assert at.value("http_rate_ratio") == pytest.approx(1.5) and at.value("http_unfinished_ratio") == pytest.approx(0.2)
+    assert evaluate(RULES_BY_ID["retry-storm"], at).status == "match"
+    below = ev({"http_request_rate_baseline": 10.0, "http_request_rate": 15.0, "request_rate": 12.1})
+    assert evaluate(RULES_BY_ID["retry-storm"], below).status == "no-match"
 
 
 def test_zero_denominator_is_missing_not_zero() -> None:

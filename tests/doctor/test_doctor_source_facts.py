@@ -165,7 +165,35 @@ CLAIMS: list[tuple[str, str, str]] = [
     ("vllm/v1/metrics/loggers.py", r"set_to_current_time\(\)", "LoRA 信息的值是更新时间"),
     ("vllm/v1/metrics/loggers.py", r"if envs\.VLLM_COMPUTE_NANS_IN_LOGITS:", "NaN 计数只在开关打开时导出"),
     ("vllm/entrypoints/serve/instrumentator/basic.py", r'@router\.get\("/load"\)', "/load 端点存在"),
+    # client-retry-storm.md: what a request the client abandons leaves in the metrics
+    ("vllm/v1/engine/async_llm.py",
+     r"except \(asyncio\.CancelledError, GeneratorExit\):\n\s+if q is not None:\n\s+"
+     r"await self\.abort\(q\.request_id, internal=True\)\n\s+if self\.log_requests:\n\s+"
+     r'logger\.info\("Request %s aborted\.", request_id\)', "客户端断开时 generate 以 internal=True 中止并记日志"),
+    ("vllm/v1/engine/async_llm.py", r"log_requests=engine_args\.enable_log_requests", "请求日志受 --enable-log-requests 控制"),
+    ("vllm/v1/engine/output_processor.py", r"if req_state is None:\n\s+# Ignore output for already-aborted request\.",
+     "已中止请求的后续输出被忽略"),
+    ("vllm/v1/metrics/loggers.py",
+     r"for finished_request in iteration_stats\.finished_requests:\n\s+self\.counter_request_success\[",
+     "request_success 只来自 finished_requests"),
+    ("vllm/entrypoints/openai/chat_completion/api_router.py", r"@with_cancellation\n@load_aware_call\n"
+     r"async def create_chat_completion", "chat 接口在客户端断开时取消"),
+    ("vllm/entrypoints/openai/completion/api_router.py", r"@with_cancellation", "completions 接口在客户端断开时取消"),
+    ("vllm/entrypoints/serve/utils/api_utils.py", r"if handler_task in done:\n\s+return handler_task\.result\(\)\n"
+     r"\s+return None", "with_cancellation 在断开后返回 None"),
 ]
+
+
+def test_client_abort_records_no_stats(vllm_tree: Path) -> None:
+    """client-retry-storm.md: OutputProcessor.abort_requests drops the state without recording a finished request."""
+    tree = ast.parse((vllm_tree / "vllm/v1/engine/output_processor.py").read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "OutputProcessor")
+    fn = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "abort_requests")
+    called = {n.func.attr for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    assert "pop" in called, "abort_requests no longer pops the request state"
+    recording = called & {"_update_stats_from_finished", "update_from_finished_request", "do_tracing"}
+    assert not recording, (f"abort_requests now calls {recording}: client aborts may reach vllm:request_success; "
+                           "revisit the retry-storm rule and client-retry-storm.md")
 
 
 @pytest.mark.parametrize("path,pattern,claim", CLAIMS, ids=[c[2] for c in CLAIMS])

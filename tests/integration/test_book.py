@@ -65,3 +65,17 @@ def test_source_browser_pages_carry_the_impact_reports_word_on_their_file(real_b
     quiet = next(page for page in sorted((src / "vllm" / "v1" / "core").rglob("*.py.html"))
                  if page.relative_to(src).as_posix()[:-5] not in modified | removed)
     assert "本文件在 vLLM v" not in quiet.read_text()
+
+
+def test_quoted_impact_figures_equal_the_committed_report(real_book: Path):
+    """The upgrades chapter quotes the impact report through {impact}: its numbers are the JSON's, not typed."""
+    from vllm_book.sync.drift import report_figures
+
+    report = json.loads(next((real_book.parent.parent.parent / "docs").glob("impact-*-to-*.json")).read_text())
+    figures = report_figures(report)
+    page = (real_book / "08-production-deployment" / "12-upgrades-rollbacks-and-compatibility.html").read_text()
+    shown = re.findall(r'<span class="impact-figure">([^<]+)</span>', page)
+    assert len(shown) >= 10
+    assert set(shown) <= set(figures.values())
+    for key in ("cited", "counts.changed", "anchors_broken", "files.modified"):
+        assert f'<span class="impact-figure">{figures[key]}</span>' in page, key
