@@ -442,3 +442,15 @@ def test_download_links_to_the_online_copy_in_the_pdf(pdf):
     url = f"https://book.example/zh-cn/latest/_downloads/{_download_dest()}"
     assert url.encode() in path.read_bytes()  # the link annotation's /URI
     assert "容量规划模板" in _run("pdftotext", "-enc", "UTF-8", str(path), "-")
+
+
+def test_aligned_math_becomes_well_formed_mathml():
+    """latex2mathml has no `aligned`: its `&` came out bare and made the page unparsable XML (epubcheck RSC-016)."""
+    import xml.dom.minidom
+
+    from vllm_book.formats.epub import to_mathml
+
+    block = to_mathml(r"\begin{aligned} a &= b \\ c &= d \end{aligned}", True)
+    xml.dom.minidom.parseString(block)  # raises on a bare &
+    assert "<mtable" in block and "<mi>&</mi>" not in block
+    xml.dom.minidom.parseString(to_mathml(r"a \& b", False))

@@ -173,6 +173,21 @@ class BookEpubBuilder(Epub3Builder):
 # -- post-transforms (epub only) ------------------------------------------------------------
 
 
+_STRAY_AMP = re.compile(r"&(?!#?[A-Za-z0-9]+;)")
+
+
+def to_mathml(latex: str, block: bool) -> str:
+    """LaTeX → MathML as an EPUB page can hold it.
+
+    latex2mathml (2.x) has no ``aligned`` environment: it emits the alignment ``&`` as a bare ``<mi>&</mi>``, which
+    is not XML (epubcheck: RSC-016).  ``aligned`` is rewritten to ``split``, which it lays out as the same
+    two-column table; any ``&`` left unescaped is escaped, so a page never becomes unparsable."""
+    from latex2mathml.converter import convert
+
+    latex = latex.replace(r"\begin{aligned}", r"\begin{split}").replace(r"\end{aligned}", r"\end{split}")
+    return _STRAY_AMP.sub("&amp;", convert(latex, display="block" if block else "inline"))
+
+
 class EpubMath(SphinxPostTransform):
     """math / math_block → MathML (EPUB 3 readers render it; MathJax needs JavaScript)."""
 
@@ -180,13 +195,11 @@ class EpubMath(SphinxPostTransform):
     default_priority = 400
 
     def run(self, **kwargs: Any) -> None:
-        from latex2mathml.converter import convert
-
         for node in list(self.document.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))):
             block = isinstance(node, nodes.math_block)
             latex = node.astext()
             try:
-                mathml = convert(latex, display="block" if block else "inline")
+                mathml = to_mathml(latex, block)
             except Exception as exc:  # noqa: BLE001 - keep the LaTeX visible, say where
                 logger.warning(f"cannot convert math to MathML ({exc}): {latex!r}", location=node,
                                type="vllm_book", subtype="epub")
