@@ -277,7 +277,8 @@ def run_capped(cmd: list[str], env: dict, log: Path, max_rss_gb: float | None) -
 
 
 def _build(label: str, srcdir: Path, confdir: Path, out: Path, builder: str, env: dict, jobs: str,
-           overrides: dict[str, str], profile: Path | None = None, max_rss_gb: float | None = None) -> dict:
+           overrides: dict[str, str], profile: Path | None = None, max_rss_gb: float | None = None,
+           tag: str = "") -> dict:
     doctrees = out / f"doctrees-{builder}"
     outdir = out / builder
     cmd = _sphinx_build()
@@ -290,13 +291,13 @@ def _build(label: str, srcdir: Path, confdir: Path, out: Path, builder: str, env
         cmd += ["-D", f"{key}={value}"]
     cmd += [str(srcdir), str(outdir)]
     out.mkdir(parents=True, exist_ok=True)
-    log = out / f"{builder}{'-profile' if profile else ''}.log"
+    log = out / f"{builder}{tag}{'-profile' if profile else ''}.log"
     t0 = time.perf_counter()
     load0 = os.getloadavg()
     returncode, peak, killed = run_capped(cmd, env, log, max_rss_gb)
     seconds = time.perf_counter() - t0
     text = log.read_text(encoding="utf-8", errors="replace")
-    result = {"edition": label, "builder": builder, "seconds": round(seconds, 1), "ok": returncode == 0,
+    result = {"edition": label, "builder": builder, "seconds": round(seconds, 1), "ok": returncode == 0, "log": str(log),
               "peak_rss_mb": round(peak / 1e6), "load": [round(x, 2) for x in load0 + os.getloadavg()],
               "profiled": bool(profile)}
     if killed:
@@ -378,19 +379,21 @@ def run(book: bool = True, synthetic: int = 0, cold: bool = False, jobs: str = "
             if "rinoh" in builders and again:
                 shutil.rmtree(out / "rinoh", ignore_errors=True)
                 prof = tmpdir / f"{name}.prof" if profile else None
-                again_run = _build(name, srcdir, confdir, out, "rinoh", env, jobs, overrides, prof, max_rss_gb)
+                again_run = _build(name, srcdir, confdir, out, "rinoh", env, jobs, overrides, prof, max_rss_gb,
+                                   tag="-again")
                 again_run["builder"] = "rinoh (again, warm caches, fresh outdir)"
                 if prof and prof.is_file():
                     again_run["profile_top"] = profile_top(prof, 25)
                 if keep and again_run.get("file"):
                     shutil.copyfile(again_run["file"], keep / f"{name}-again.pdf")
                 runs.append(again_run)
-            for r in runs:
-                if not r["ok"]:
-                    r["log"] = str(keep / f"{name}-{r['builder'].split()[0]}.log") if keep else None
-                    if keep:
-                        shutil.copyfile(out / f"{r['builder'].split()[0]}{'-profile' if r['profiled'] else ''}.log",
-                                        r["log"])
+            if keep:  # the build logs too (the temporary directory goes away)
+                keep.mkdir(parents=True, exist_ok=True)
+                for r in runs:
+                    log = Path(r["log"])
+                    if log.is_file():
+                        shutil.copyfile(log, keep / f"{name}-{log.name}")
+                        r["log"] = str(keep / f"{name}-{log.name}")
             results["books"].append({"book": name, "runs": runs})
     return results
 
