@@ -146,3 +146,28 @@ def test_page_guard_state_signature_moves_with_any_progress():
     other = Paragraph("另一段")
     assert rinoh_patches.state_signature(ParagraphState(para, None)) != rinoh_patches.state_signature(
         ParagraphState(other, None))  # another flowable
+
+
+def test_container_document_part_is_memoised_per_container():
+    from rinoh.layout import Container
+
+    class Part:
+        document = object()
+
+    class Top:
+        children = []
+        width = height = 100
+
+        def __init__(self, part):
+            self.document_part = part
+
+    class Backend:
+        class Canvas:
+            pass
+
+    Part.document = type("D", (), {"backend": Backend})()
+    part_a, part_b = Part(), Part()
+    a = Container("a", Top(part_a), width=10, height=10)
+    b = Container("b", Top(part_b), width=10, height=10)
+    assert a.document_part is part_a and b.document_part is part_b  # each its own part, not a shared memo
+    assert a.__dict__["_vllm_book_part"] is part_a

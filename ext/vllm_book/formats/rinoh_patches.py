@@ -68,7 +68,9 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     ``rinoh.layout.Container.document`` walks the whole parent chain
     (``document_part`` → … → page) on every access — ~15 % of the rendering
     time of the synthetic book.  Memoised per container (a container belongs to
-    one document for its whole life).
+    one document for its whole life); ``Container.document_part`` too (3 % of
+    the real chapters' rendering: a container is created and placed while its
+    part renders, the parts one after the other).
 
 ``style-cache``
     ``rinoh.style.Styled.get_style(attribute, container)`` only reads
@@ -661,6 +663,19 @@ def _patch_container_document() -> None:
             return result
 
     Container.document = property(document, doc=original.__doc__)
+
+    original_part = Container.document_part
+
+    def document_part(self):
+        # likewise the document part: a container is created and placed while its part renders (parts render
+        # one after the other); a VirtualContainer re-parented by place_at stays in the part being rendered
+        try:
+            return self.__dict__["_vllm_book_part"]
+        except KeyError:
+            result = self.__dict__["_vllm_book_part"] = original_part.fget(self)
+            return result
+
+    Container.document_part = property(document_part, doc=original_part.__doc__)
 
 
 # -- style-cache --------------------------------------------------------------------------------
