@@ -359,10 +359,17 @@ def ensure_rendered(app: Sphinx) -> dict[str, Path]:
 PDF_SCALE = 80
 #: the text width of the PDF (16K page, 20 + 18 mm margins), in pt
 PDF_TEXT_WIDTH = 415
+#: the tallest a diagram is drawn in the PDF, in pt: the text height (260 mm − 2 × 22 mm = 612 pt) less
+#: room for the heading kept with it (two lines), a two-line caption and the figure's spacing.  A taller
+#: image does not fit on any page: rinohtype then draws it past the bottom edge, or — with a caption or a
+#: heading that no longer fits with it — starts a new page for the figure forever (a 39-chapter build made
+#: 5,000 pages and ran out of memory)
+PDF_MAX_HEIGHT = 480
 
 
 def _size_image(image: nodes.image, path: Path, png_scale: int) -> None:
-    """PNG: display at its CSS size (it is rendered at *png_scale*×); PDF: 80 %, at most the text width."""
+    """PNG: display at its CSS size (it is rendered at *png_scale*×); PDF: 80 %, at most the text width
+    and at most :data:`PDF_MAX_HEIGHT` tall."""
     try:
         head = path.read_bytes() if path.suffix == ".pdf" else path.read_bytes()[:32]
     except OSError:
@@ -377,8 +384,12 @@ def _size_image(image: nodes.image, path: Path, png_scale: int) -> None:
     if m is None:
         image["scale"] = PDF_SCALE
         return
-    width = float(m.group(1)) * PDF_SCALE / 100
-    if width > PDF_TEXT_WIDTH:
+    box_width, box_height = float(m.group(1)), float(m.group(2))
+    width = box_width * PDF_SCALE / 100
+    shown = min(1.0, PDF_TEXT_WIDTH / width) * box_height * PDF_SCALE / 100 if width else 0
+    if shown > PDF_MAX_HEIGHT:
+        image["height"] = f"{PDF_MAX_HEIGHT}pt"  # rinohtype keeps the aspect ratio (the width follows)
+    elif width > PDF_TEXT_WIDTH:
         image["width"] = "100%"
     else:
         image["scale"] = PDF_SCALE

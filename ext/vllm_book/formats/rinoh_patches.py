@@ -68,7 +68,9 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     ``rinoh.layout.Container.document`` walks the whole parent chain
     (``document_part`` → … → page) on every access — ~15 % of the rendering
     time of the synthetic book.  Memoised per container (a container belongs to
-    one document for its whole life).
+    one document for its whole life); ``Container.document_part`` too (3 % of
+    the real chapters' rendering: a container is created and placed while its
+    part renders, the parts one after the other).
 
 ``style-cache``
     ``rinoh.style.Styled.get_style(attribute, container)`` only reads
@@ -95,6 +97,40 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     styled as a comment token.  (They are part of the text: copying lines out
     of the PDF copies the numbers too, as in a printed listing.)
 
+``page-release``
+    rinohtype keeps every laid-out page whole until the document is written: each
+    container with its canvas — a copy of the PDF content of everything inside
+    it, so a page's content is held once per nesting level — its lines, glyph
+    spans and child containers (≈2.5 MB per page of this book).  Once
+    ``Page.place`` has copied it all into the page's own canvas (the one that is
+    written) and registered fonts, images and annotations with the backend page,
+    only the page object itself is read again (its number and part, for page
+    references and running headers).  The patch then drops the children of every
+    container below the page and their canvases: a late access to one fails
+    loudly (``AttributeError``) instead of writing output nowhere.
+
+``lookup-cache``
+    A style attribute that no style of an element sets falls back to its
+    parent's (text → enclosing text → paragraph …):
+    ``rinoh.style.StyleSheet._get_value_lookup`` recurses into the parent, and
+    again for every sibling — each word of a paragraph walks the same chain.
+    The patched method memoises that fall-back result on the parent, per
+    (attribute, style sheet, document), including "no style sets it"
+    (``DefaultValueException``).  Sound for the same reason as rinohtype's own
+    memoisation: the lookup reads only the parent's style, its matches
+    (``Document.get_matches``, memoised by rinohtype for the document's life),
+    the style sheet's values (``get_value``, memoised by rinohtype) and, in
+    turn, its own parent — none of which changes once the document is built.
+
+``page-guard``
+    A flowable that fits on no page (an image taller than the text with its
+    caption after it, or with the heading kept with it) makes rinohtype start a
+    new page for it forever — until memory runs out.  After ``MAX_EMPTY_PAGES``
+    consecutive pages with an empty body, or ``MAX_STUCK_PAGES`` after which the
+    body's rendering state (:func:`state_signature`: each nested flowable and
+    its counters — paragraph span, table row, group index) did not move, the
+    build stops, naming the file and line it is stuck at.
+
 ``progress``
     ``rinoh.document.Document.progress`` redraws a progress bar on stdout for
     every flowable; a no-op here (Sphinx prints its own progress).
@@ -106,6 +142,7 @@ registration, which a second build in one process needs).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -131,8 +168,18 @@ def check_version() -> None:
             "ext/vllm_book/formats/rinoh_patches.py to the new version")
 
 
+#: ``VLLM_BOOK_RINOH_OFF=name,name``: leave these patches out (A/B builds of the speed and memory
+#: patches, e.g. ``page-release``, ``style-cache``; never in a real build)
+OPTIONAL = ("font-cache", "container-document", "style-cache", "image-cache", "page-release", "lookup-cache")
+
+
 def apply() -> None:
     check_version()
+    off = {n.strip() for n in os.environ.get("VLLM_BOOK_RINOH_OFF", "").split(",") if n.strip()}
+    unknown = off - set(OPTIONAL)
+    if unknown:
+        raise ExtensionError(f"VLLM_BOOK_RINOH_OFF names {', '.join(sorted(unknown))}; only these patches can be "
+                             f"left out: {', '.join(OPTIONAL)}")
     for name, patch in (("cff-cid", _patch_cff_cid), ("cjk-justify", _patch_cjk_justify),
                         ("zwsp-cheap", _patch_zwsp), ("style-log", _patch_style_log),
                         ("font-cache", _patch_font_cache), ("tounicode", _patch_tounicode),
@@ -140,8 +187,10 @@ def apply() -> None:
                         ("linenos", _patch_linenos),
                         ("container-document", _patch_container_document),
                         ("style-cache", _patch_style_cache), ("passes", _patch_passes),
-                        ("table-guard", _patch_table_guard), ("image-cache", _patch_image_cache)):
-        if name not in _APPLIED:
+                        ("table-guard", _patch_table_guard), ("image-cache", _patch_image_cache),
+                        ("page-release", _patch_page_release), ("page-guard", _patch_page_guard),
+                        ("lookup-cache", _patch_lookup_cache)):
+        if name not in _APPLIED and name not in off:
             patch()
             _APPLIED.add(name)
 
@@ -336,6 +385,169 @@ def _patch_image_cache() -> None:
     pdf.Image = image
 
 
+# -- page-release ------------------------------------------------------------------------------
+
+
+def release_placed(container) -> int:
+    """Drop the child containers and canvases below *container* (a placed page); returns how many."""
+    released = 0
+    todo = list(container.children)
+    while todo:
+        child = todo.pop()
+        todo.extend(child.children)
+        child.children = ()  # an append to a finished page raises instead of vanishing
+        child.__dict__.pop("canvas", None)  # Container.__getattr__ raises AttributeError for it
+        placed = getattr(child, "_placed_styleds", None)
+        if placed is not None:
+            child._placed_styleds = None
+        released += 1
+    container.children = ()
+    return released
+
+
+def _patch_page_release() -> None:
+    from rinoh.document import Page
+
+    original = Page.place
+
+    def place(self):
+        original(self)
+        release_placed(self)
+
+    place.__wrapped__ = original
+    Page.place = place
+
+
+# -- lookup-cache ------------------------------------------------------------------------------
+
+
+class _Raised:
+    """Marks a memoised lookup that raised ``DefaultValueException`` (no style defines the attribute)."""
+
+
+def _patch_lookup_cache() -> None:
+    from contextlib import suppress
+
+    from rinoh.attribute import DefaultValueException
+    from rinoh.style import NextMatchException, ParentStyleException, Style, StyleSheet
+
+    def _get_value_lookup(self, styled, attribute, document):
+        # StyleSheet._get_value_lookup, line for line, except the fall back to the parent's style
+        if isinstance(styled.style, Style) and attribute in styled.style:
+            return styled.style[attribute]
+        try:
+            for match in document.get_matches(styled):
+                if match.stylesheet:      # style is defined
+                    with suppress(NextMatchException):
+                        return self.get_value(match.style_name, attribute)
+            raise DefaultValueException   # no matching styles define attribute
+        except DefaultValueException:     # fallback to default style
+            if not styled.fallback_to_parent(attribute):
+                raise
+        except ParentStyleException:      # fallback to parent's style
+            pass
+        return parent_lookup(self, styled.parent, attribute, document)
+
+    def parent_lookup(self, parent, attribute, document):
+        """``self._get_value_lookup(parent, …)``, memoised on *parent* per (attribute, style sheet, document)."""
+        if parent is None:  # as the original: fails the same way
+            return _get_value_lookup(self, parent, attribute, document)
+        cache = parent.__dict__.get("_vllm_book_lookups")
+        if cache is None:
+            cache = parent.__dict__["_vllm_book_lookups"] = {}
+        hit = cache.get(attribute)
+        if hit is not None and hit[0] is self and hit[1] is document:
+            if hit[2] is _Raised:
+                raise DefaultValueException
+            return hit[2]
+        try:
+            value = _get_value_lookup(self, parent, attribute, document)
+        except DefaultValueException:
+            cache[attribute] = (self, document, _Raised)
+            raise
+        cache[attribute] = (self, document, value)
+        return value
+
+    _get_value_lookup.__wrapped__ = StyleSheet._get_value_lookup
+    StyleSheet._get_value_lookup = _get_value_lookup
+
+
+# -- page-guard --------------------------------------------------------------------------------
+
+#: consecutive pages with nothing in their body before the build stops (a chapter that must start on
+#: a right-hand page leaves one blank page; more means a flowable that fits on no page)
+MAX_EMPTY_PAGES = 5
+#: consecutive pages after which the body's rendering state is the same as after the page before
+#: (nothing consumed: a heading kept with a figure that fit on no page together is placed and
+#: withdrawn again on every new page)
+MAX_STUCK_PAGES = 5
+
+
+class NoProgress(ExtensionError):
+    """rinohtype keeps starting pages without placing anything on them."""
+
+
+def state_signature(state) -> tuple:
+    """Where a chain's rendering state points: each nested state's type, flowable and counters."""
+    out = []
+    for _ in range(200):
+        if state is None:
+            break
+        items = [type(state).__name__, id(getattr(state, "flowable", None)), id(getattr(state, "_first_word", None))]
+        items += [(k, v) for k, v in sorted(vars(state).items())
+                  if v is None or isinstance(v, (bool, int, float, str))]
+        items.append(len(getattr(state, "flowables", ()) or ()))
+        out.append(tuple(items))
+        state = (getattr(state, "first_flowable_state", None) or getattr(state, "nested_flowable_state", None)
+                 or getattr(state, "content_flowable_state", None))
+    return tuple(out)
+
+
+def _patch_page_guard() -> None:
+    from rinoh.document import Page
+
+    original = Page.render
+
+    def render(self):
+        try:
+            return original(self)
+        finally:
+            part = self.document_part
+            run = part.__dict__.get("_vllm_book_empty_run", 0) + 1 if self._empty else 0
+            part.__dict__["_vllm_book_empty_run"] = run
+            chain = getattr(part, "chain", None)
+            signature = state_signature(getattr(chain, "_state", None)) if chain is not None else None
+            previous = part.__dict__.get("_vllm_book_state")
+            stuck = part.__dict__.get("_vllm_book_stuck_run", 0) + 1 if signature and signature == previous else 0
+            part.__dict__["_vllm_book_state"] = signature
+            part.__dict__["_vllm_book_stuck_run"] = stuck
+            if run > MAX_EMPTY_PAGES or stuck > MAX_STUCK_PAGES:
+                what = "with nothing on them" if run > MAX_EMPTY_PAGES else "without getting further"
+                raise NoProgress(
+                    f"page {self.number} of the PDF: {max(run, stuck)} pages in a row {what}, stuck at "
+                    f"{_stuck_at(part)}: an element there fits on no page (an image taller than the page with its "
+                    "caption or the heading kept with it, a table row, a code line); rinohtype would add pages "
+                    "forever. Make it smaller or split it") from None
+
+    render.__wrapped__ = original
+    Page.render = render
+
+
+def _stuck_at(part) -> str:
+    """file:line of the innermost flowable the part's chain is about to flow (from its saved state)."""
+    state = getattr(part.chain, "_state", None)
+    where = "an unknown place"
+    for _ in range(100):
+        if state is None:
+            break
+        flowable = getattr(state, "flowable", None) or getattr(state, "groupedflowables", None)
+        loc = _location(flowable) if flowable is not None else "a table"
+        if loc != "a table" and not loc.startswith("None"):
+            where = loc
+        state = getattr(state, "first_flowable_state", None) or getattr(state, "content_flowable_state", None)
+    return where
+
+
 # -- tounicode ---------------------------------------------------------------------------------
 
 
@@ -451,6 +663,19 @@ def _patch_container_document() -> None:
             return result
 
     Container.document = property(document, doc=original.__doc__)
+
+    original_part = Container.document_part
+
+    def document_part(self):
+        # likewise the document part: a container is created and placed while its part renders (parts render
+        # one after the other); a VirtualContainer re-parented by place_at stays in the part being rendered
+        try:
+            return self.__dict__["_vllm_book_part"]
+        except KeyError:
+            result = self.__dict__["_vllm_book_part"] = original_part.fget(self)
+            return result
+
+    Container.document_part = property(document_part, doc=original_part.__doc__)
 
 
 # -- style-cache --------------------------------------------------------------------------------
