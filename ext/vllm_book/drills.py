@@ -34,6 +34,8 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from .curriculum import record_lines
+
 logger = logging.getLogger(__name__)
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -111,7 +113,7 @@ def load(path: Path) -> list[Drill]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DrillError(f"{path}: not valid TOML: {exc}") from None
-    lines = [i + 1 for i, line in enumerate(text.splitlines()) if line.strip() == "[[drill]]"]
+    lines = record_lines(text, "[[drill]]")
     out, seen = [], set()
     for n, (d, line) in enumerate(zip(data.get("drill", []), lines)):
         where = f"{path}:{line}"

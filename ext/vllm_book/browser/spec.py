@@ -93,10 +93,8 @@ def spec_from_app(app: Sphinx) -> dict[str, Any]:
 
 def _drift(app: Sphinx) -> dict | None:
     """The files of the tree that changed in the newest impact report, and the drift page (None: no report)."""
-    try:
-        from ..sync import drift
-    except ImportError:  # pragma: no cover - the package is one distribution
-        return None
+    from ..sync import drift
+
     d = drift.file_drift(app)
     if d is None:
         return None

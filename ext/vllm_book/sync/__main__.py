@@ -63,7 +63,7 @@ def cmd_validate(args) -> int:
 def cmd_readability(args) -> int:
     import json
 
-    from . import validate
+    from . import readability, validate
 
     result = validate.run(_root(args), "contracts", diagrams=False)
     rows = result.readability
@@ -72,7 +72,7 @@ def cmd_readability(args) -> int:
     if args.json:
         print(json.dumps([f.row() for f in rows], ensure_ascii=False, indent=1))
     else:
-        print(readability_table(rows))
+        print(readability.table(rows))
     if args.warnings:
         for w in result.warnings:
             if not args.chapter or any(w.file.endswith(f"{d}.md") for d in args.chapter):
@@ -82,11 +82,6 @@ def cmd_readability(args) -> int:
         print(p.format(), file=sys.stderr if args.json else sys.stdout)
     return 1 if errs else 0
 
-
-def readability_table(rows) -> str:
-    from .readability import table
-
-    return table(rows)
 
 
 def cmd_impact(args) -> int:

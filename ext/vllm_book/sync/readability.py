@@ -164,22 +164,18 @@ def measure(page: Page, kind: str) -> Figures:
 
 
 def load_baseline(root: Path) -> tuple[dict[str, dict], list[Problem]]:
+    """The baseline's entries by docname, each with ``_line``: the line of its ``docname = …`` key."""
     path = root / BASELINE_FILE
     if not path.is_file():
         return {}, []
+    text = path.read_text(encoding="utf-8")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         return {}, [Problem(BASELINE_FILE, 1, f"not valid TOML: {exc}", "fix the syntax", "readability")]
-    return {c["docname"]: c for c in data.get("chapter", []) if "docname" in c}, []
-
-
-def _baseline_line(root: Path, docname: str) -> int:
-    path = root / BASELINE_FILE
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip() == f'docname = "{docname}"':
-            return n
-    return 1
+    lines = {line.strip(): n for n, line in enumerate(text.splitlines(), start=1)}
+    return {c["docname"]: {**c, "_line": lines.get(f'docname = "{c["docname"]}"', 1)}
+            for c in data.get("chapter", []) if "docname" in c}, []
 
 
 def check(root: Path, pages: list[Page], kinds: dict[str, str]) -> tuple[list[Problem], list[Problem], list[Figures]]:
@@ -205,7 +201,7 @@ def check(root: Path, pages: list[Page], kinds: dict[str, str]) -> tuple[list[Pr
         over = f.links_per_k > max_links or f.code_share > max_code
         base = baseline.pop(page.docname, None)
         if base is not None:
-            bl = _baseline_line(root, page.docname)
+            bl = base["_line"]
             if not over and not f.code_text_lines:
                 errors.append(Problem(BASELINE_FILE, bl, f"{page.docname} now meets the {kind} limits "
                                       f"({f.links_per_k:.1f} links/1,000, code {f.code_share:.0%}, no code-text "
@@ -234,7 +230,7 @@ def check(root: Path, pages: list[Page], kinds: dict[str, str]) -> tuple[list[Pr
                                   f"allows {max_code:.0%}", "name things in Chinese and link them with Chinese text; "
                                   "keep code font for names the reader types or greps", "readability"))
     for docname, entry in baseline.items():
-        errors.append(Problem(BASELINE_FILE, _baseline_line(root, docname), f"{docname} is in the baseline but is not "
+        errors.append(Problem(BASELINE_FILE, entry["_line"], f"{docname} is in the baseline but is not "
                               "a written chapter", "remove its entry", "readability"))
     return errors, warnings, figures
 
