@@ -30,6 +30,10 @@ readability
     per written chapter: source links per 1,000 Chinese characters, the share of prose in code font, and
     line anchors whose quoted code is a word of a Chinese sentence (warnings), against the limits of its
     ``kind`` (see :mod:`.readability`; ``python -m vllm_book.sync readability`` prints the table).
+catalogs
+    every ``locale/*/LC_MESSAGES`` catalog parses; no entry is fuzzy; each translation keeps its message's
+    anchor and link targets, inline code, math and substitutions; English words are in the dictionary or
+    ``locale/en/wordlist.txt`` (see :mod:`.catalogs`).
 commands / variables / metrics
     every ``vllm …`` / ``python -m vllm.…`` command line (shell blocks and inline code) parses with the
     pinned release's own argument parsers (``ext/vllm_book/data/vllm-cli-<version>.json``, ``make cli-spec``);
@@ -59,7 +63,7 @@ from ..anchors.excerpt import make_excerpt, split_emphasize
 from ..anchors.lint import OPT_OUT_CLASS
 from ..anchors.resolve import AnchorError, index_problems, resolve
 from . import commands, mdscan, mermaid, pinfiles, review
-from . import evidence, readability
+from . import catalogs, evidence, readability
 from .common import (README, REVIEW_FILE, SOURCE_DIR, Problem, build_tree_index, chapter_pattern, config_default, git,
                      index_cache, pin_line, rel)
 
@@ -367,6 +371,9 @@ def run(root: Path, profile: str = "contracts", *, diagrams: bool = True) -> Res
     kinds = {c.path: cur.kind(c) for c in cur.chapters() if c.written and cur.kind(c) in readability.KINDS} if cur else {}
     p, warnings, figures = readability.check(root, pages, kinds)
     problems += p
+    p, cfig = catalogs.check(root)
+    problems += p
+    stats.update({"catalogs": cfig.catalogs, "catalog_messages": cfig.messages, "catalog_translated": cfig.translated})
     if diagrams:
         p, dstats = check_diagrams(root, pages)
         problems += p
@@ -400,6 +407,8 @@ def report(result: Result, root: Path | None = None) -> str:
                f"{s.get('inline_options', 0)} option runs in prose, "
                f"{s.get('variables', 0)} VLLM_* names, {s.get('metrics', 0)} vllm:* metric names")
     checked += f", readability of {len(result.readability)} chapters ({len(result.warnings)} warnings)"
+    checked += (f", {s.get('catalogs', 0)} catalogs ({s.get('catalog_translated', 0)} of "
+                f"{s.get('catalog_messages', 0)} messages translated)")
     if result.ok:
         lines.append(f"validate (profile {result.profile}): OK — 0 errors; checked the pin, {checked} in {result.seconds:.1f}s")
     else:

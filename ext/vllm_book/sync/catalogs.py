@@ -1,0 +1,97 @@
+"""The catalog gate of ``make validate``: translations keep their markup, nothing fuzzy ships, English is spelt.
+
+It follows what the Python docs translation projects run on their catalogs (sphinx-lint for the markup,
+pospell for the spelling), for the book's own markup.  For every ``locale/<lang>/LC_MESSAGES/**/*.po``:
+
+- the file parses (:mod:`vllm_book.intl.po`): a broken line is an error at that line, with the fix;
+- no entry is fuzzy: ``make intl-update`` marks an entry fuzzy when its Chinese text changed; Sphinx leaves it
+  out of the build, so the page silently falls back to Chinese — the translator updates it and drops the flag;
+- every translated ``msgstr`` keeps its ``msgid``'s ``{src}``/``{doc}``/``{ref}`` targets, inline code, math,
+  substitutions and link destinations (:mod:`vllm_book.intl.markup`), unchanged and none lost;
+- for ``en``, the words of the translation are in the dictionary or the project word list
+  (:mod:`vllm_book.intl.spelling`, ``locale/en/wordlist.txt``).
+
+Problems carry ``check = "catalogs"``.  The figures (messages, translated, fuzzy per catalog) feed the report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from ..intl import markup, po, spelling
+from ..problems import Problem
+
+LOCALE_DIR = "locale"
+
+
+@dataclasses.dataclass
+class Figures:
+    catalogs: int = 0
+    messages: int = 0
+    translated: int = 0
+    fuzzy: int = 0
+
+
+def _rel(root: Path, p: Path) -> str:
+    try:
+        return str(p.relative_to(root))
+    except ValueError:
+        return str(p)
+
+
+def catalog_files(root: Path) -> list[tuple[str, Path]]:
+    base = root / LOCALE_DIR
+    if not base.is_dir():
+        return []
+    return [(lang.name, f) for lang in sorted(base.iterdir()) if (lang / "LC_MESSAGES").is_dir()
+            for f in sorted((lang / "LC_MESSAGES").rglob("*.po"))]
+
+
+def check_entry(file: str, entry: po.Entry, lang: str, words: frozenset[str] | None) -> list[Problem]:
+    out: list[Problem] = []
+    if entry.fuzzy:
+        out.append(Problem(file, entry.line, "fuzzy entry: its Chinese text changed since it was translated, so "
+                           "the build leaves it out and the page shows Chinese here",
+                           "compare the msgstr with the new msgid, update it, then delete 'fuzzy' from the #, line "
+                           "above (or empty the msgstr)", "catalogs"))
+        return out
+    if not entry.translated:
+        return out
+    line = entry.msgstr_line or entry.line
+    for problem in markup.compare(entry.msgid, entry.msgstr):
+        out.append(Problem(file, line, f"msgstr of the msgid at line {entry.line}: {problem}",
+                           "copy the markup from the msgid unchanged (translate only the prose and link text: "
+                           "{src}`English text <same target>`)", "catalogs"))
+    if words is not None and entry.msgstr != entry.msgid:  # a message kept as it is (a formula, a path)
+        bad = spelling.misspelt(entry.msgstr, words)
+        if bad:
+            out.append(Problem(file, line, f"misspelt word{'s' if len(bad) > 1 else ''} in the translation: "
+                               f"{', '.join(bad)}",
+                               f"correct the spelling, or add a vLLM identifier or term to {spelling.WORDLIST} "
+                               "(one per line)", "catalogs"))
+    return out
+
+
+def check(root: Path) -> tuple[list[Problem], Figures]:
+    root = Path(root)
+    problems: list[Problem] = []
+    fig = Figures()
+    wl_path = root / spelling.WORDLIST
+    words, bad = spelling.load_wordlist(wl_path)
+    for line, msg in bad:
+        problems.append(Problem(_rel(root, wl_path), line, msg, "put one word per line", "catalogs"))
+    for lang, path in catalog_files(root):
+        file = _rel(root, path)
+        try:
+            cat = po.read(path)
+        except po.POError as exc:
+            problems.append(Problem(file, exc.line, exc.message, exc.fix, "catalogs"))
+            continue
+        fig.catalogs += 1
+        for entry in cat.messages():
+            fig.messages += 1
+            fig.translated += entry.translated
+            fig.fuzzy += entry.fuzzy
+            problems.extend(check_entry(file, entry, lang, words if lang == "en" else None))
+    return problems, fig
