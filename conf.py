@@ -19,16 +19,18 @@ except ProvisionError:
     PIN = Pin("?", "0" * 40, "", "", "", "", ROOT / "vllm-pin.toml")
 
 # -- project -----------------------------------------------------------------
-project = "vLLM 学习手册"
-author = "vLLM 学习手册作者"
-copyright = "2026, vLLM 学习手册作者"
-version = f"vLLM {PIN.version}"
-release = f"vLLM {PIN.version} ({PIN.short})"
-
 # BOOK_LANG (Makefile) or Read the Docs' READTHEDOCS_LANGUAGE select the edition.
 language = os.environ.get("BOOK_LANG") or os.environ.get("READTHEDOCS_LANGUAGE", "zh_CN").replace("-", "_")
 if language in ("zh", "zh_cn"):
     language = "zh_CN"
+ENGLISH = not language.startswith("zh")
+
+project = "The vLLM Learning Book" if ENGLISH else "vLLM 学习手册"
+author = "The vLLM Learning Book authors" if ENGLISH else "vLLM 学习手册作者"
+copyright = f"2026, {author}"
+version = f"vLLM {PIN.version}"
+release = f"vLLM {PIN.version} ({PIN.short})"
+
 locale_dirs = [str(ROOT / "locale")]
 gettext_compact = False
 gettext_uuid = False
@@ -68,10 +70,19 @@ vllm_book_repo_root = str(ROOT)
 vllm_book_search_synonyms = "source/_data/search-synonyms.toml"
 vllm_book_online_base = os.environ.get(
     "VLLM_BOOK_ONLINE_BASE", "https://vllm-learning-book.readthedocs.io/zh-cn/latest/")
+# the two editions (vllm_book.intl.editions): the Makefile layout by default (_build/html, _build/en/html);
+# on Read the Docs they are two projects, the English one a translation of the Chinese one, and
+# READTHEDOCS_CANONICAL_URL (…/<lang>/<version>/) gives this edition's base, from which the other's follows
+_canonical = os.environ.get("READTHEDOCS_CANONICAL_URL", "")
+if _canonical:
+    import re as _re
+
+    vllm_book_editions = {lang: _re.sub(r"/(zh-cn|en)/", f"/{seg}/", _canonical, count=1)
+                          for lang, seg in (("zh_CN", "zh-cn"), ("en", "en"))}
 
 # -- HTML --------------------------------------------------------------------
 html_theme = "sphinx_book_theme"
-html_title = "vLLM 学习手册"
+html_title = project
 html_favicon = "source/_static/favicon.svg"
 # the theme's first visit (empty localStorage) otherwise logs "Got invalid theme mode: ." as a console error
 html_context = {"default_mode": "auto"}
@@ -85,6 +96,8 @@ html_theme_options = {
     "use_issues_button": True,
     "use_download_button": False,
     "show_toc_level": 2,
+    # the same page in the other edition (vllm_book.intl.editions), before the theme's own buttons
+    "article_header_end": ["edition-switch.html", "article-header-buttons.html"],
     "home_page_in_toc": True,
     "extra_footer": (f"<p>本书描述 vLLM v{PIN.version}，commit <code>{PIN.commit}</code>。</p>"
                      if language.startswith("zh") else

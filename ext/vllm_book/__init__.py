@@ -22,6 +22,7 @@ FEATURES = (
     "vllm_book.landmarks",
     "vllm_book.transcripts",
     "vllm_book.drills",
+    "vllm_book.intl",
     "vllm_book.formats",
     "vllm_book.sync.card",
     "vllm_book.sync.drift",

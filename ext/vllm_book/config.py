@@ -47,6 +47,15 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
     ("vllm_book_transcript_epoch", 1764547200, "env", (int,),
      "cli-transcript: SOURCE_DATE_EPOCH of the commands (2025-12-01 00:00 UTC), so 'generated at' lines never change"),
     ("vllm_book_drift_page", "guide/drift", "env", (str,), "docname of the drift page the card links to ('' = no link)"),
+    ("vllm_book_intl_language", "en", "env", (str,),
+     "the translated edition's language: its catalogs are counted, its incomplete pages get a banner"),
+    ("vllm_book_intl_source_language", "zh_CN", "env", (str,), "the language the book is written in"),
+    ("vllm_book_editions", {"zh_CN": "html", "en": "en/html"}, "html", (dict,),
+     "language → its HTML edition: a directory under the build dir (links between editions are relative) "
+     "or a base URL (https://…/ or /…/)"),
+    ("vllm_book_online_editions", {"zh_CN": "https://vllm-learning-book.readthedocs.io/zh-cn/latest/",
+                                   "en": "https://vllm-learning-book.readthedocs.io/en/latest/"}, "env", (dict,),
+     "language → online base URL of its HTML edition (EPUB/PDF links to the other edition)"),
     ("vllm_book_review_file", "content-review.toml", "env", (str,),
      "chapter review records (header card 复核 field), relative to vllm_book_repo_root or the source dir"),
 ]

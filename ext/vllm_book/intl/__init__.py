@@ -1,0 +1,42 @@
+"""The English edition: translation coverage per page, the banner and status page, the switch between editions.
+
+- :mod:`.po`, :mod:`.markup`, :mod:`.spelling` — the catalogs as data (no Sphinx): read with line numbers,
+  markup a translation must keep, the English word check; the catalog gate of ``make validate``
+  (:mod:`vllm_book.sync.catalogs`) is built on them.
+- :mod:`.coverage` — counts each page's translated messages while reading; the banner of an incomplete page;
+  ``{translation-status}``.
+- :mod:`.editions` — where each edition lives; the language switch of the HTML pages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+
+from . import coverage, editions
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _templates(app: Sphinx, config: Config) -> None:
+    if str(TEMPLATES) not in config.templates_path:
+        config.templates_path.append(str(TEMPLATES))
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    app.add_node(coverage.translation_banner, **{f: (coverage.visit_skip, None) for f in
+                                                 ("html", "epub", "latex", "text", "man", "texinfo")})
+    app.add_node(coverage.translation_status, **{f: (coverage.visit_skip, None) for f in
+                                                 ("html", "epub", "latex", "text", "man", "texinfo")})
+    app.add_transform(coverage.CountMessages)
+    app.add_directive("translation-status", coverage.TranslationStatus)
+    app.connect("config-inited", _templates)
+    app.connect("env-before-read-docs", coverage.note_read)
+    app.connect("env-get-updated", coverage.updated)
+    app.connect("env-purge-doc", coverage.purge)
+    app.connect("env-merge-info", coverage.merge)
+    app.connect("doctree-resolved", coverage.resolve)
+    app.connect("html-page-context", editions.page_context)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

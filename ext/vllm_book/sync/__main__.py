@@ -9,6 +9,7 @@
     readme [--write]                                         check/rewrite the README pin block
     new-chapter <docname> [--title …]                        start a chapter from the template (make new-chapter)
     readability [docname …] [--warnings] [--json]            per-chapter readability figures (part of validate)
+    catalogs [file.po …] [--extra-words FILE]                the translation catalogs' gate (part of validate)
 
 ``--root`` (default: the checkout around the working directory) points every command at another
 copy of the repository.  Exit status: 0 ok, 1 errors found, 2 could not run.
@@ -175,6 +176,25 @@ def cmd_readme(args) -> int:
     return 1 if problems else 0
 
 
+def cmd_catalogs(args) -> int:
+    from . import catalogs
+
+    root = _root(args)
+    extra: frozenset[str] = frozenset()
+    if args.extra_words:
+        extra, _bad = catalogs.spelling.load_wordlist(Path(args.extra_words))
+    per: dict = {}
+    problems, fig = catalogs.check(root, [Path(f) for f in args.files] or None, extra, per)
+    for p in problems:
+        print(p.format())
+    for file, f in sorted(per.items()):
+        share = f"{f.translated * 100 // f.messages} %" if f.messages else "–"
+        print(f"{file}: {f.translated} of {f.messages} translated ({share}), {f.fuzzy} fuzzy")
+    print(f"catalogs: {'OK' if not problems else 'FAILED'} — {len(problems)} error(s); {fig.catalogs} catalogs, "
+          f"{fig.translated} of {fig.messages} messages translated, {fig.fuzzy} fuzzy")
+    return 1 if problems else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vllm_book.sync", description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=None, help="repository root (default: the checkout around the working directory)")
@@ -226,6 +246,11 @@ def main(argv: list[str] | None = None) -> int:
     ry.add_argument("--warnings", action="store_true", help="also list every line anchor with code as link text")
     ry.add_argument("--json", action="store_true", help="the figures as JSON")
     ry.set_defaults(func=cmd_readability)
+
+    ct = sub.add_parser("catalogs", help="the translation catalogs: markup kept, no fuzzy entry, spelling (part of validate)")
+    ct.add_argument("files", nargs="*", help=".po files (default: every catalog under locale/)")
+    ct.add_argument("--extra-words", help="a draft word list (one word per line) used with locale/en/wordlist.txt")
+    ct.set_defaults(func=cmd_catalogs)
 
     rd = sub.add_parser("readme", help="check (or --write) the README's vllm-pin block")
     rd.add_argument("--write", action="store_true")

@@ -73,15 +73,22 @@ def check_entry(file: str, entry: po.Entry, lang: str, words: frozenset[str] | N
     return out
 
 
-def check(root: Path) -> tuple[list[Problem], Figures]:
+def check(root: Path, only: list[Path] | None = None, extra_words: frozenset[str] = frozenset(),
+          per_file: dict[str, Figures] | None = None) -> tuple[list[Problem], Figures]:
+    """Every catalog of *root* (or the *only* ones); *extra_words* adds to the word list (a translator's draft
+    list, before the words go into it); *per_file*, when given, receives each catalog's figures."""
     root = Path(root)
     problems: list[Problem] = []
     fig = Figures()
     wl_path = root / spelling.WORDLIST
     words, bad = spelling.load_wordlist(wl_path)
+    words = words | {w.lower() for w in extra_words}
+    wanted = {Path(p).resolve() for p in only} if only else None
     for line, msg in bad:
         problems.append(Problem(_rel(root, wl_path), line, msg, "put one word per line", "catalogs"))
     for lang, path in catalog_files(root):
+        if wanted is not None and path.resolve() not in wanted:
+            continue
         file = _rel(root, path)
         try:
             cat = po.read(path)
@@ -89,9 +96,15 @@ def check(root: Path) -> tuple[list[Problem], Figures]:
             problems.append(Problem(file, exc.line, exc.message, exc.fix, "catalogs"))
             continue
         fig.catalogs += 1
+        mine = Figures(catalogs=1)
         for entry in cat.messages():
-            fig.messages += 1
-            fig.translated += entry.translated
-            fig.fuzzy += entry.fuzzy
+            mine.messages += 1
+            mine.translated += entry.translated
+            mine.fuzzy += entry.fuzzy
             problems.extend(check_entry(file, entry, lang, words if lang == "en" else None))
+        fig.messages += mine.messages
+        fig.translated += mine.translated
+        fig.fuzzy += mine.fuzzy
+        if per_file is not None:
+            per_file[file] = mine
     return problems, fig
