@@ -51,9 +51,12 @@ def load(path: Path) -> tuple[list[dict], list[tuple[int, str]]]:
     return records, problems
 
 
-def _cell(*children: nodes.Node) -> nodes.entry:
+def _cell(*children: nodes.Node, message: tuple[str, str, int] | None = None) -> nodes.entry:
+    """A table cell; *message* ``(text, source, line)`` makes its paragraph a message of the page's catalog."""
     entry = nodes.entry()
-    para = nodes.paragraph()
+    para = nodes.paragraph(message[0] if message else "")
+    if message:
+        para.source, para.line = message[1], message[2]
     para.extend(children)
     entry += para
     return entry
@@ -85,7 +88,9 @@ class Landmarks(SphinxDirective):
             areas.setdefault(rec["area"], []).append(rec)
         out: list[nodes.Node] = []
         for area, rows in areas.items():
-            out.append(nodes.rubric(area, area))
+            rubric = nodes.rubric(area, area)
+            rubric.source, rubric.line = self.get_source_info()
+            out.append(rubric)
             table = nodes.table(classes=["landmarks"])
             group = nodes.tgroup(cols=3)
             table += group
@@ -106,7 +111,7 @@ class Landmarks(SphinxDirective):
                 ref += nodes.literal(target, target)
                 ref.source, ref.line = self.get_source_info()
                 row += _cell(ref)
-                row += _cell(nodes.Text(rec["what"]))
+                row += _cell(nodes.Text(rec["what"]), message=(rec["what"], *self.get_source_info()))
                 xref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget="/" + rec["chapter"],
                                              refexplicit=False, refwarn=True, refdoc=self.env.docname)
                 xref += nodes.inline(rec["chapter"], rec["chapter"])

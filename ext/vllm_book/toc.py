@@ -83,13 +83,20 @@ class _CurriculumDirective(SphinxDirective):
         return "/" + docname
 
     def link(self, c: cur_mod.Chapter) -> list[nodes.Node]:
+        # the Chinese edition shows the curriculum title; a translated edition the page's own (translated) title
+        explicit = (self.config.language or "zh_CN") == self.config.vllm_book_intl_source_language
         ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=self.doc(c.path),
-                                    refexplicit=True, refwarn=True, refdoc=self.env.docname)
+                                    refexplicit=explicit, refwarn=True, refdoc=self.env.docname)
         ref += nodes.inline(c.title, c.title)
         return [ref]
 
     def hook(self, c: cur_mod.Chapter) -> list[nodes.Node]:
-        return [nodes.Text(" — "), nodes.inline(c.hook, c.hook, classes=["chapter-hook"])] if c.hook else []
+        if not c.hook:
+            return []
+        # a message of this page's catalog (gettext extracts it; the Locale transform translates it)
+        hook = nodes.inline(c.hook, c.hook, classes=["chapter-hook"], translatable=True)
+        hook.source, hook.line = self.get_source_info()
+        return [nodes.Text(" — "), hook]
 
 
 class BookParts(_CurriculumDirective):
