@@ -259,7 +259,8 @@ def check_template(app: Sphinx, doctree: nodes.document) -> None:
     except (OSError, KeyError):
         end_line = max((n.line or 0 for n in doctree.findall(nodes.Element) if n.line), default=1)
     # make validate runs the same check on its scan of the Markdown (vllm_book.template)
-    for line, msg, fix in template.check(h2, required, aliases, end_line):
+    diagrams = sum(1 for n in doctree.findall(nodes.Element) if type(n).__name__ == "mermaid")
+    for line, msg, fix in template.check(h2, required, aliases, end_line) + template.check_diagrams(diagrams, top.line or 1):
         logger.warning("%s\n    fix: %s", msg, fix, location=(env.docname, line), type="vllm_book", subtype="chapter")
         _note_failure(env)
 

@@ -39,3 +39,12 @@ def check(h2: Sequence[tuple[str, int, int]], required: Sequence[str], aliases: 
                               f"(:::{{dropdown}}), found {n}",
                         "write each question as a :::{dropdown} 问题 block with the answer inside"))
     return out
+
+
+def check_diagrams(count: int, line: int = 1) -> list[tuple[int, str, str]]:
+    """A chapter draws at least one Mermaid diagram (the template's body: anchors, a diagram, a worked example)."""
+    if count:
+        return []
+    return [(line, "chapter has no Mermaid diagram (the template asks for at least one: the main flow, a timeline "
+                   "or a state machine)",
+             "draw the chapter's main flow or what unfolds over steps as a ```{mermaid} block (see docs/authoring.md)")]

@@ -255,6 +255,8 @@ def check_pages(root: Path, pages: list[mdscan.Page], index, planned: dict[str, 
             for line, msg, fix in template.check(page.h2, config_default("vllm_book_chapter_sections"), None,
                                                  page.n_lines or 1):
                 out.append(Problem(f, line, msg, fix, "curriculum"))
+            for line, msg, fix in template.check_diagrams(len(page.diagrams), page.h1[1] if page.h1 else 1):
+                out.append(Problem(f, line, msg, fix, "diagrams"))
         # anchors
         for a in page.anchors:
             n_anchors += 1
