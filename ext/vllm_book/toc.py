@@ -93,10 +93,11 @@ class _CurriculumDirective(SphinxDirective):
     def hook(self, c: cur_mod.Chapter) -> list[nodes.Node]:
         if not c.hook:
             return []
-        # a message of this page's catalog (gettext extracts it; the Locale transform translates it)
-        hook = nodes.inline(c.hook, c.hook, classes=["chapter-hook"], translatable=True)
-        hook.source, hook.line = self.get_source_info()
-        return [nodes.Text(" — "), hook]
+        # the inner inline is a message of this page's catalog (gettext extracts it, the Locale transform
+        # translates it; Sphinx's RemoveTranslatableInline then unwraps it, so the outer span keeps the class)
+        message = nodes.inline(c.hook, c.hook, translatable=True)
+        message.source, message.line = self.get_source_info()
+        return [nodes.Text(" — "), nodes.inline("", "", message, classes=["chapter-hook"])]
 
 
 class BookParts(_CurriculumDirective):

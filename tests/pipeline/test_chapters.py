@@ -33,6 +33,7 @@ def test_template_and_front_matter_warnings(built):
     assert "02-bad.md:1: WARNING: the front matter lacks prerequisites, outcomes" in warnings
     assert "02-bad.md:3: WARNING: difficulty '超难' is not one of 入门 / 进阶 / 高级" in warnings  # its own line
     assert "H1 '不一样的标题' differs from the curriculum title '规定的标题'" in warnings
+    assert re.search(r"02-bad\.md:\d+: WARNING: chapter has no Mermaid diagram", warnings)
     assert "01-good" not in warnings  # the complete chapter is clean
 
 

@@ -1,4 +1,4 @@
-extensions = ["myst_parser", "sphinx_design", "vllm_book.config", "vllm_book.toc", "vllm_book.chapters",
+extensions = ["myst_parser", "sphinx_design", "sphinxcontrib.mermaid", "vllm_book.config", "vllm_book.toc", "vllm_book.chapters",
               "vllm_book.search"]
 language = "zh_CN"
 html_search_language = "zh"

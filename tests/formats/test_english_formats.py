@@ -1,0 +1,156 @@
+"""The English edition's EPUB and PDF, on the formats test root with an English catalog: English title and
+labels, English text set as Latin (copy/paste intact, no CJK break characters), the translation banner with
+the online link to the Chinese original, and epubcheck clean."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ROOTS = REPO / "tests" / "roots"
+EPUBCHECK = Path("/usr/share/java/epubcheck.jar")
+CACHE = REPO / "_build" / ".cache-tests"
+
+TITLE_EN = "How the scheduler forms a batch"
+PARAGRAPH_EN = ("Before every inference step the scheduler decides which requests join this step's batch and how "
+                "many tokens each of them may process. It serves the requests that are already running first, then "
+                "picks new ones from the waiting queue by policy, until the token budget or the sequence limit runs "
+                "out; every decision here trades throughput, latency and fairness against each other, so "
+                "unconditionally-long-identifiers-like-this-one must still wrap cleanly.")
+
+
+def _missing() -> list[str]:
+    out = [t for t in ("pdftotext", "java") if not shutil.which(t)]
+    if not (REPO / "node_modules" / ".bin" / "mmdc").is_file():
+        out.append("mermaid-cli")
+    if not EPUBCHECK.is_file():
+        out.append("epubcheck")
+    return out
+
+
+if _missing() and os.environ.get("CI") != "true":
+    pytest.skip(f"EPUB/PDF tools missing: {', '.join(_missing())}", allow_module_level=True)
+
+
+def _po(entries: dict[str, str]) -> str:
+    def q(s: str) -> str:
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    body = "".join(f"msgid {q(k)}\nmsgstr {q(v)}\n\n" for k, v in entries.items())
+    return 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n"Language: en\\n"\n\n' + body
+
+
+@pytest.fixture(scope="module")
+def english_root(tmp_path_factory) -> Path:
+    from sphinx.testing.util import SphinxTestApp  # noqa: F401  (imported where it is used)
+
+    src = tmp_path_factory.mktemp("en-formats") / "src"
+    shutil.copytree(ROOTS / "test-formats", src)
+    chapter = (src / "01-part" / "01-chapter.md").read_text(encoding="utf-8")
+    para_zh = next(line for line in chapter.splitlines() if line.startswith("调度器在每一步"))
+    cat = src / "locale" / "en" / "LC_MESSAGES"
+    (cat / "01-part").mkdir(parents=True)
+    (cat / "01-part" / "01-chapter.po").write_text(_po({"调度器如何组批": TITLE_EN, para_zh: PARAGRAPH_EN}),
+                                                    encoding="utf-8")
+    (cat / "index.po").write_text(_po({"格式测试手册": "Formats Test Book"}), encoding="utf-8")
+    with (src / "conf.py").open("a", encoding="utf-8") as fh:
+        fh.write(textwrap.dedent('''
+            # the English edition of the test root (tests/formats/test_english_formats.py)
+            project = "Formats Test Book"
+            author = "Test Author"
+            language = "en"
+            epub_language = "en"
+            locale_dirs = ["locale"]
+            gettext_compact = False
+            extensions = extensions + ["vllm_book.intl"]
+            vllm_book_online_editions = {"zh_CN": "https://book.example/zh-cn/latest/",
+                                         "en": "https://book.example/en/latest/"}
+            '''))
+    return src
+
+
+def _build(src: Path, builder: str, out: Path):
+    from sphinx.testing.util import SphinxTestApp
+
+    app = SphinxTestApp(builder, srcdir=src, builddir=out,
+                        confoverrides={"vllm_book_src_root": str(ROOTS / "fake-vllm"),
+                                       "vllm_book_cache_dir": str(CACHE)})
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    return app
+
+
+@pytest.fixture(scope="module")
+def pdf(english_root, tmp_path_factory):
+    assert not _missing(), _missing()
+    out = tmp_path_factory.mktemp("en-pdf")
+    app = _build(english_root, "rinoh", out)
+    pdfs = list(Path(app.outdir).glob("*.pdf"))
+    assert len(pdfs) == 1, pdfs
+    return app, pdfs[0]
+
+
+@pytest.fixture(scope="module")
+def epub(english_root, tmp_path_factory):
+    assert not _missing(), _missing()
+    out = tmp_path_factory.mktemp("en-epub")
+    app = _build(english_root, "epub", out)
+    epubs = list(Path(app.outdir).glob("*.epub"))
+    assert len(epubs) == 1, epubs
+    return app, epubs[0]
+
+
+def _text(path: Path, *opts: str) -> str:
+    return subprocess.run(["pdftotext", "-enc", "UTF-8", *opts, str(path), "-"], capture_output=True, text=True,
+                          check=True, timeout=120).stdout
+
+
+def test_english_pdf_builds_without_warnings(pdf):
+    app, _ = pdf
+    warnings = [w for w in app.warning.getvalue().splitlines() if "WARNING" in w or "ERROR" in w]
+    assert warnings == [], warnings
+
+
+def test_english_pdf_title_labels_and_latin_text(pdf):
+    _, path = pdf
+    text = _text(path)
+    assert "\u200b" not in text
+    flat = re.sub(r"\s+", " ", re.sub(r"-\n(?=[a-z])", "", text))  # undo rinohtype's hyphenation at line ends
+    assert "Formats Test Book" in flat and "Reading the vLLM" in flat  # English title page
+    assert "Contents" in flat and "Chapter 1" in flat and "Part 1" in flat
+    assert "目录" not in flat and "第 1 章" not in flat
+    assert TITLE_EN in flat
+    assert PARAGRAPH_EN in flat, "the English paragraph copies out intact, with its spaces"
+
+
+def test_english_pdf_banner_links_the_chinese_original(pdf):
+    _, path = pdf
+    flat = re.sub(r"\s+", " ", _text(path))
+    assert re.search(r"Translation in progress \d+ % of this page \(\d+ of \d+ passages\) is in English", flat), flat[:3000]
+    assert "Read the Chinese original" in flat
+    links = subprocess.run(["pdfinfo", "-url", str(path)], capture_output=True, text=True).stdout \
+        if shutil.which("pdfinfo") else ""
+    if "URI" in links or "https://" in links:
+        assert "https://book.example/zh-cn/latest/01-part/01-chapter.html" in links
+
+
+def test_english_epub_is_clean_and_english(epub):
+    import zipfile
+
+    _, path = epub
+    proc = subprocess.run(["java", "-jar", str(EPUBCHECK), str(path)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with zipfile.ZipFile(path) as z:
+        opf = next(z.read(n).decode() for n in z.namelist() if n.endswith(".opf"))
+        chapter = next(z.read(n).decode() for n in z.namelist() if n.endswith("01-chapter.xhtml"))
+    assert "<dc:language>en</dc:language>" in opf and "Formats Test Book" in opf
+    assert TITLE_EN in chapter and "translation-banner" in chapter
+    assert "https://book.example/zh-cn/latest/01-part/01-chapter.html" in chapter
