@@ -38,7 +38,7 @@ def test_clean_book_passes_contracts_and_cli_exits_0(book, capsys):
     assert cli.main(["--root", str(book), "validate"]) == 0
     out = capsys.readouterr().out
     assert "validate (profile contracts): OK — 0 errors" in out
-    assert "5 pages, 4 curriculum chapters (3 written), 14 source anchors, 2 Mermaid diagrams" in out
+    assert "5 pages, 4 curriculum chapters (3 written), 14 source anchors, 3 Mermaid diagrams" in out
 
 
 def test_full_profile_requires_written_chapters_reviewed_at_the_pin(book, capsys):
@@ -114,7 +114,9 @@ def test_curriculum_drift(book):
     # and the build's template check (vllm_book.template): one per missing section, at the last line
     assert ("source/01-part/05-extra.md:1: chapter lacks the section '## 自检' (the template ends with ## 小结 / ## 自检 / "
             "## 下一步)\n    fix: add '## 自检' at the end, in the order ## 小结 / ## 自检 / ## 下一步 (see docs/authoring.md)") in msgs
-    assert len(msgs) == 7
+    # and the template's diagram (a chapter draws at least one Mermaid diagram), at its H1
+    assert any(m.startswith("source/01-part/05-extra.md:1: chapter has no Mermaid diagram") for m in msgs)
+    assert len(msgs) == 8
 
 
 def test_review_records_drift(book):
@@ -283,7 +285,7 @@ def test_mermaid_error_in_a_sequence_diagram(book):
 def test_node_missing_is_an_error_with_the_install_hint(book, monkeypatch):
     monkeypatch.setattr(mermaid, "node_binary", lambda: None)
     assert problems(book) == [
-        f"source/01-part/01-sched.md:{line_no(book / 'source/01-part/01-sched.md', '```{mermaid}')}: node is not installed, so 2 Mermaid diagram(s) cannot be checked\n"
+        f"source/01-part/01-sched.md:{line_no(book / 'source/01-part/01-sched.md', '```{mermaid}')}: node is not installed, so 3 Mermaid diagram(s) cannot be checked\n"
         "    fix: install Node.js (apt-get install nodejs npm) and the pinned Mermaid: make mermaid-js"
     ]
 
@@ -293,7 +295,7 @@ def test_mermaid_package_missing(book, monkeypatch):
     (book / "node_modules").unlink(missing_ok=True)
     msgs = problems(book)
     assert len(msgs) == 1
-    assert msgs[0].endswith("node_modules/mermaid is missing, so 2 Mermaid diagram(s) cannot be checked\n"
+    assert msgs[0].endswith("node_modules/mermaid is missing, so 3 Mermaid diagram(s) cannot be checked\n"
                             "    fix: install Node.js (apt-get install nodejs npm) and the pinned Mermaid: make mermaid-js")
 
 
@@ -343,3 +345,16 @@ def test_valid_diagrams_of_every_common_type_parse():
     version, results = mermaid.parse_many(diagrams, REPO / "node_modules")
     assert version == "11.14.0"
     assert [r for r in results if not r[0]] == []
+
+
+def test_review_notes_with_line_breaks_and_quotes_round_trip(tmp_path):
+    """A reviewer's notes may hold line breaks, tabs, quotes and backslashes: the file stays valid TOML."""
+    from vllm_book.sync import review
+
+    rec = review.Record(path="01-part/01-sched", status="reviewed", reviewed_commit="a" * 40, reviewed_at="2026-12-01",
+                        anchors_checked=True, commands_checked=True, metrics_checked=True, diagrams_checked=True,
+                        notes='checked 3 claims.\nFixed: "x" → \\y\tz')
+    path = tmp_path / "content-review.toml"
+    review.write(path, [rec])
+    records, problems = review.load(path)
+    assert records.records[0].notes == rec.notes

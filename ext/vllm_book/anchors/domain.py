@@ -99,6 +99,12 @@ class SrcCode(SphinxDirective):
             option_lines=option_lines,
         )
         self.set_source_info(node)
+        if opts.get("caption"):
+            # the caption is prose: a message of the page's catalog, translated by Sphinx's Locale transform
+            # before ResolveAnchors (priority 880) builds the excerpt around it
+            cap = nodes.caption(opts["caption"], opts["caption"])
+            self.set_source_info(cap)
+            node += cap
         self.add_name(node)
         return [node]
 

@@ -23,6 +23,16 @@ logger = logging.getLogger(__name__)
 
 WARNING_TYPE = "vllm_book"
 FULL_SOURCE_TEXT = "完整源码 →"
+FULL_SOURCE_TEXT_EN = "Full source →"
+
+
+def _take_caption(node: nodes.Element) -> str:
+    """Remove the placeholder's caption child (the directive's ``:caption:``) and return its text ('' if none)."""
+    cap = next((c for c in node.children if isinstance(c, nodes.caption)), None)
+    if cap is None:
+        return ""
+    node.remove(cap)
+    return cap.astext()
 LEXERS = {
     "py": "python", "pyi": "python", "cu": "cuda", "cuh": "cuda", "json": "json", "yaml": "yaml", "yml": "yaml",
     "toml": "toml", "md": "markdown", "sh": "bash", "jinja": "jinja", "cmake": "cmake",
@@ -148,6 +158,7 @@ class ResolveAnchors(SphinxTransform):
         if isinstance(node, src_ref) and not node.children:
             node += nodes.literal(target, target)
         if isinstance(node, src_excerpt):
+            _take_caption(node)
             para = nodes.paragraph("", "", classes=["src-excerpt", "unresolved"])
             para += nodes.literal(target, target)
             node += para
@@ -159,6 +170,7 @@ class ResolveAnchors(SphinxTransform):
         for p in problems:  # make validate reports the same (vllm_book.anchors.excerpt)
             line = option_lines.get(p.option) or node.line
             if p.fatal:
+                _take_caption(node)
                 node["resolved"] = False
                 para = nodes.paragraph("", "", classes=["src-excerpt", "unresolved"])
                 para += nodes.literal(node["target"], node["target"])
@@ -167,6 +179,7 @@ class ResolveAnchors(SphinxTransform):
                            location=(self.env.docname, line))
             self.env.get_domain("src").note_failure(self.env.docname)  # type: ignore[attr-defined]
         if ex is None:
+            _take_caption(node)
             return None
         start, end, full_end, shown, hl = ex.start, ex.end, ex.full_end, ex.shown, ex.hl
         truncated = ex.truncated
@@ -184,7 +197,8 @@ class ResolveAnchors(SphinxTransform):
         wrapper["ids"].append(node_id)
         wrapper["ids"].extend(node["ids"])  # :name:
         node["ids"] = []
-        caption_text = node.get("caption") or (f"{res.path}:{start}-{end}" if end != start else f"{res.path}:{start}")
+        given = _take_caption(node)  # the :caption: as the page's language has it (translated in a translated edition)
+        caption_text = given or (f"{res.path}:{start}-{end}" if end != start else f"{res.path}:{start}")
         cap = nodes.caption(caption_text, "")
         cap.source, cap.line = node.source, node.line
         link = src_ref(caption_text, target=node["target"], auxiliary=True, style="plain")
@@ -197,12 +211,13 @@ class ResolveAnchors(SphinxTransform):
         node += wrapper
         node["resolved"] = True
         if truncated:
-            more = src_ref(FULL_SOURCE_TEXT, target=node["target"], auxiliary=True, style="plain")
+            full = FULL_SOURCE_TEXT if (self.config.language or "zh_CN").startswith("zh") else FULL_SOURCE_TEXT_EN
+            more = src_ref(full, target=node["target"], auxiliary=True, style="plain")
             _store(more, res)
             more["end"] = full_end
             if focus:  # the full symbol, not just the focused tail
                 more["start"] = res.start
-            more += nodes.Text(FULL_SOURCE_TEXT)
+            more += nodes.Text(full)
             para = nodes.paragraph("", "", classes=["src-excerpt-more"])
             para += more
             node += para

@@ -380,8 +380,11 @@ class BookRinohBuilder(RinohBuilder):
         return tree, docnames
 
     def template_configuration(self, template, logger_):
-        rinoh_cjk.register_language(self.config.language or "zh_CN",
-                                    {k: str(v) for k, v in admonitionlabels.items()})
+        # the Chinese edition gets rinohtype's zh_CN language (目录, 图, 表, Sphinx's own admonition titles); a
+        # Latin edition keeps rinohtype's built-in language of that code (Contents, Figure, Table)
+        if (self.config.language or "zh_CN").startswith("zh"):
+            rinoh_cjk.register_language(self.config.language or "zh_CN",
+                                        {k: str(v) for k, v in admonitionlabels.items()})
         return super().template_configuration(template, logger_)
 
     def set_document_metadata(self, rinoh_document, metadata):

@@ -25,11 +25,15 @@ def _templates(app: Sphinx, config: Config) -> None:
         config.templates_path.append(str(TEMPLATES))
 
 
+#: translator formats the placeholders are skipped in, should one survive to writing (they are replaced at
+#: doctree-resolved).  Formats only: a builder *name* here ("epub") would make Sphinx look up that builder's
+#: handlers under its name and ignore every other extension's "html" handlers for it.
+FORMATS = ("html", "latex", "text", "man", "texinfo")
+
+
 def setup(app: Sphinx) -> dict[str, object]:
-    app.add_node(coverage.translation_banner, **{f: (coverage.visit_skip, None) for f in
-                                                 ("html", "epub", "latex", "text", "man", "texinfo")})
-    app.add_node(coverage.translation_status, **{f: (coverage.visit_skip, None) for f in
-                                                 ("html", "epub", "latex", "text", "man", "texinfo")})
+    app.add_node(coverage.translation_banner, **{f: (coverage.visit_skip, None) for f in FORMATS})
+    app.add_node(coverage.translation_status, **{f: (coverage.visit_skip, None) for f in FORMATS})
     app.add_transform(coverage.CountMessages)
     app.add_directive("translation-status", coverage.TranslationStatus)
     app.connect("config-inited", _templates)
@@ -39,4 +43,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("env-merge-info", coverage.merge)
     app.connect("doctree-resolved", coverage.resolve)
     app.connect("html-page-context", editions.page_context)
+    app.connect("build-finished", coverage.write_report)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

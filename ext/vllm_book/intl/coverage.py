@@ -76,6 +76,35 @@ def store(env: BuildEnvironment) -> dict[str, tuple[int, int]]:
     return env.vllm_book_intl
 
 
+def missing_store(env: BuildEnvironment) -> dict[str, list[tuple[int, str]]]:
+    """Per page, the messages its catalog does not translate: ``(line, msgid)`` (translation-status.json)."""
+    if not hasattr(env, "vllm_book_intl_missing"):
+        env.vllm_book_intl_missing = {}
+    return env.vllm_book_intl_missing
+
+
+def _translate_math_block(node: nodes.math_block, latex: str) -> None:
+    """Apply a display formula's translation directly.
+
+    Sphinx 9's Locale transform re-parses a translated literal-type message (math blocks included) as
+    ``"::\\n\\n" + msgstr``, reST's literal-block marker; MyST reads that as a paragraph "::", so the formula
+    would become "::".  The formula's text (its ``\\text{…}`` words) is replaced here instead; Locale then finds
+    no catalog entry for the new text and leaves the node alone.
+    """
+    node.children = [nodes.Text(latex)]
+    node.rawsource = latex
+    node["translated"] = True
+
+
+def _in_docinfo(node: nodes.Node) -> bool:
+    p = node.parent
+    while p is not None:
+        if isinstance(p, nodes.docinfo):
+            return True
+        p = p.parent
+    return False
+
+
 class CountMessages(SphinxTransform):
     default_priority = 19  # before sphinx.transforms.i18n.Locale (20) replaces the messages
 
@@ -91,15 +120,26 @@ class CountMessages(SphinxTransform):
                 logger.warning("%s (fix: %s); the page counts as untranslated", exc.message, exc.fix,
                                location=(str(exc.path), exc.line), type="vllm_book", subtype="intl")
         total = done = 0
-        for _node, msg in extract_messages(self.document):
+        missing: list[tuple[int, str]] = []
+        translating = self.config.language == self.config.vllm_book_intl_language
+        for node, msg in extract_messages(self.document):
+            if _in_docinfo(node):  # the front matter: Sphinx moves it into metadata; the card shows it instead
+                continue
             total += 1
-            done += bool(translations.get(msg, "").strip())
+            if translations.get(msg, "").strip():
+                done += 1
+                if isinstance(node, nodes.math_block) and translating:
+                    _translate_math_block(node, translations[msg])
+            else:
+                missing.append((node.line or 0, msg))
         store(env)[docname] = (done, total)
+        missing_store(env)[docname] = missing
         if self.config.language == self.config.vllm_book_intl_language and total and done < total:
             self._insert_banner(done, total)
 
     def _insert_banner(self, done: int, total: int) -> None:
-        banner = translation_banner(done=done, total=total)
+        # the page's own docname: single-document builders (PDF) resolve every page under the root document's name
+        banner = translation_banner(done=done, total=total, docname=self.env.docname)
         section = next(iter(self.document.findall(nodes.section)), None)
         if section is not None and section.children and isinstance(section[0], nodes.title):
             section.insert(1, banner)
@@ -123,7 +163,7 @@ def _banner(app: Sphinx, docname: str, node: translation_banner) -> nodes.Node:
     pct = done * 100 // total  # floor: a page never reads "100 %" before it is
     para = nodes.paragraph()
     para += nodes.Text(t["banner"].format(pct=pct, done=done, total=total))
-    url = editions.page_url(app, docname, app.config.vllm_book_intl_source_language)
+    url = editions.page_url(app, node.get("docname", docname), app.config.vllm_book_intl_source_language)
     para += nodes.reference("", t["original"], refuri=url, internal=False)
     para += nodes.Text(".")
     box = nodes.admonition(classes=["note", "translation-banner"])
@@ -199,11 +239,13 @@ def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 def purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
     store(env).pop(docname, None)
+    missing_store(env).pop(docname, None)
     getattr(env, "vllm_book_intl_status_pages", set()).discard(docname)
 
 
 def merge(app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment) -> None:
     store(env).update(getattr(other, "vllm_book_intl", {}))
+    missing_store(env).update(getattr(other, "vllm_book_intl_missing", {}))
     pages = getattr(env, "vllm_book_intl_status_pages", set())
     pages |= getattr(other, "vllm_book_intl_status_pages", set())
     env.vllm_book_intl_status_pages = pages
@@ -226,3 +268,21 @@ def depart_noop(self, node) -> None:
 
 def visit_skip(self, node) -> None:
     raise nodes.SkipNode
+
+
+def write_report(app: Sphinx, exc: Exception | None) -> None:
+    """``translation-status.json`` beside the HTML of the translated edition: per page its figures and the
+    messages still untranslated (with their source line), for translators and for tooling."""
+    if exc is not None or app.builder.format != "html" or app.builder.name == "epub":
+        return
+    if app.config.language != app.config.vllm_book_intl_language:
+        return
+    import json
+
+    data, missing = store(app.env), missing_store(app.env)
+    pages = {d: {"translated": data[d][0], "total": data[d][1],
+                 "missing": [{"line": line, "msgid": msg} for line, msg in missing.get(d, [])]}
+             for d in sorted(data) if d in app.env.all_docs}
+    out = Path(app.outdir) / "translation-status.json"
+    out.write_text(json.dumps({"language": app.config.language, "pages": pages}, ensure_ascii=False, indent=1),
+                   encoding="utf-8")

@@ -11,7 +11,8 @@ rewrites the prose around its markup, but not the markup's targets:
     an inline code span: its content, verbatim — unless it has Chinese in it (```小结```, the name of a heading
     or label of the Chinese edition), which is prose the translator translates.
 ``math``
-    ``$…$`` / ``$$…$$`` (MyST dollarmath): verbatim.
+    ``$…$`` / ``$$…$$`` (MyST dollarmath): verbatim, except the words inside ``\\text{…}`` / ``\\mathrm{…}``,
+    which are prose (:func:`math_shape`).
 ``subst``
     a MyST substitution ``{{ name }}``.
 ``link``
@@ -35,6 +36,15 @@ SUBST = re.compile(r"\{\{\s*([\w.]+)\s*\}\}")
 LINK = re.compile(r"(?<!\!)\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 EXPLICIT = re.compile(r"^(.*?)\s*<([^<>]+)>\s*$", re.S)
+
+
+TEXT_COMMANDS = re.compile(r"\\(text|textrm|textit|textbf|mathrm|operatorname)\{[^{}]*\}")
+
+
+def math_shape(latex: str) -> str:
+    """A formula with the words of its ``\\text{…}`` (and ``\\mathrm{…}``) left out: the part a translation keeps.
+    ``$\\text{已算} - s$`` and ``$\\text{computed} - s$`` have the same shape."""
+    return TEXT_COMMANDS.sub(lambda m: f"\\{m.group(1)}{{…}}", latex.strip())
 
 
 def role_target(name: str, content: str) -> str:
@@ -70,7 +80,7 @@ def tokens(text: str) -> Counter:
             out[("code", m.group(2))] += 1
     rest = _without(CODE, rest)
     for m in MATH.finditer(rest):
-        out[("math", (m.group(1) or m.group(2)).strip())] += 1
+        out[("math", math_shape(m.group(1) or m.group(2)))] += 1
     rest = _without(MATH, rest)
     for m in LINK.finditer(rest):
         out[("link", m.group(1))] += 1
@@ -111,7 +121,8 @@ def prose(text: str) -> str:
     s = ROLE.sub(keep_text, text)
     s = SUBST.sub(" ", s)
     s = CODE.sub(" ", s)
-    s = MATH.sub(" ", s)
+    s = MATH.sub(" ", s)  # formulas, with their \\text{} labels (often abbreviations: arr, head), are not prose
+    s = re.sub(r"\\[A-Za-z]+", " ", s)  # LaTeX commands of a display formula's message are not words
     s = re.sub(r"\]\([^)]*\)", "] ", s)
     s = re.sub(r"https?://\S+", " ", s)
     s = re.sub(r"<[^>]+>", " ", s)

@@ -168,7 +168,11 @@ def _check_record(fname: str, r: Record) -> list[Problem]:
 
 
 def _toml_str(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A TOML basic string: JSON's escapes (\\" \\\\ \\n \\t \\uXXXX …) are TOML's, so a note with a line
+    break or a tab stays one valid line."""
+    import json
+
+    return json.dumps(s, ensure_ascii=False)
 
 
 def dumps(records: list[Record]) -> str:
