@@ -20,6 +20,8 @@ EPUBCHECK = Path("/usr/share/java/epubcheck.jar")
 CACHE = REPO / "_build" / ".cache-tests"
 
 TITLE_EN = "How the scheduler forms a batch"
+DIAGRAM_EN = ('flowchart LR\n    W["waiting queue"] --> S{"budget left?"}\n    S -- "yes" --> R["running queue"]\n'
+              '    S -- "no" --> W')
 PARAGRAPH_EN = ("Before every inference step the scheduler decides which requests join this step's batch and how "
                 "many tokens each of them may process. It serves the requests that are already running first, then "
                 "picks new ones from the waiting queue by policy, until the token budget or the sequence limit runs "
@@ -42,7 +44,7 @@ if _missing() and os.environ.get("CI") != "true":
 
 def _po(entries: dict[str, str]) -> str:
     def q(s: str) -> str:
-        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
     body = "".join(f"msgid {q(k)}\nmsgstr {q(v)}\n\n" for k, v in entries.items())
     return 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n"Language: en\\n"\n\n' + body
 
@@ -53,9 +55,13 @@ def english_root(tmp_path_factory) -> Path:
     shutil.copytree(ROOTS / "test-formats", src)
     chapter = (src / "01-part" / "01-chapter.md").read_text(encoding="utf-8")
     para_zh = next(line for line in chapter.splitlines() if line.startswith("调度器在每一步"))
+    lines = chapter.splitlines()
+    start = lines.index("```{mermaid}") + 1
+    diagram_zh = "\n".join(lines[start:lines.index("```", start)])
     cat = src / "locale" / "en" / "LC_MESSAGES"
     (cat / "01-part").mkdir(parents=True)
-    (cat / "01-part" / "01-chapter.po").write_text(_po({"调度器如何组批": TITLE_EN, para_zh: PARAGRAPH_EN}),
+    (cat / "01-part" / "01-chapter.po").write_text(_po({"调度器如何组批": TITLE_EN, para_zh: PARAGRAPH_EN,
+                                                         diagram_zh: DIAGRAM_EN}),
                                                     encoding="utf-8")
     (cat / "index.po").write_text(_po({"格式测试手册": "Formats Test Book"}), encoding="utf-8")
     with (src / "conf.py").open("a", encoding="utf-8") as fh:
@@ -161,3 +167,30 @@ def test_english_epub_is_clean_and_english(epub):
     assert "<dc:language>en</dc:language>" in opf and "Formats Test Book" in opf
     assert TITLE_EN in chapter and "translation-banner" in chapter
     assert "https://book.example/zh-cn/latest/01-part/01-chapter.html" in chapter
+
+
+@pytest.fixture(scope="module")
+def html(english_root, tmp_path_factory):
+    out = tmp_path_factory.mktemp("en-html")
+    return _build(english_root, "html", out)
+
+
+def test_english_html_draws_the_translated_diagram(html):
+    page = (html.outdir / "01-part" / "01-chapter.html").read_text(encoding="utf-8")
+    assert "waiting queue" in page and "budget left?" in page
+    assert "等待队列" not in page  # the translated diagram replaced the Chinese one
+    assert "一次调度的两个结果" not in page or "请求" in page  # the untranslated second diagram stays Chinese
+    assert html.warnings == [], html.warnings
+
+
+def test_gettext_extracts_diagrams_and_captions(english_root, tmp_path_factory):
+    """The Chinese edition's catalogs (make gettext) carry each diagram's source as one message."""
+    src = tmp_path_factory.mktemp("zh-pot") / "src"
+    shutil.copytree(english_root, src)
+    with (src / "conf.py").open("a", encoding="utf-8") as fh:
+        fh.write('\nlanguage = "zh_CN"\n')
+    out = tmp_path_factory.mktemp("pot")
+    built = _build(src, "gettext", out)
+    pot = (built.outdir / "01-part" / "01-chapter.pot").read_text(encoding="utf-8")
+    assert 'msgid "flowchart LR\\n"' in pot and "等待队列" in pot
+    assert "#: :-1" not in pot  # every message, the captioned diagram's too, says where it comes from

@@ -161,3 +161,26 @@ def test_book_catalogs_pass():
     problems, fig = catalogs.check(REPO)
     assert problems == [], "\n".join(p.format() for p in problems)
     assert fig.translated > 0
+
+
+def _diagram_po(msgstr: str) -> str:
+    def q(text: str) -> str:
+        return '"' + text.replace('"', '\\"').replace("\n", "\\n") + '"'
+    msgid = 'flowchart LR\n    A["等待"] --> B["运行"]'
+    return HEADER + f"#: ../../source/ch.md:3\nmsgid {q(msgid)}\nmsgstr {q(msgstr)}\n"
+
+
+@pytest.mark.skipif(not (REPO / "node_modules" / "mermaid").is_dir(), reason="needs the pinned Mermaid (npm ci)")
+def test_translated_diagram_must_parse(tmp_path: Path):
+    (tmp_path / "node_modules").symlink_to(REPO / "node_modules", target_is_directory=True)
+    write(tmp_path, _diagram_po('flowchart LR\n    A["waiting"] --> B["running"]'))
+    assert run(tmp_path)[0] == []
+    write(tmp_path, _diagram_po('flowchart LR\n    A["waiting --> B["running"]'))  # a quote lost
+    p = only(run(tmp_path)[0], 8)
+    assert "translated Mermaid diagram" in p.message and "does not parse" in p.message
+
+
+def test_diagram_messages_are_recognised():
+    assert catalogs.is_diagram_message("flowchart LR\n  A --> B")
+    assert catalogs.is_diagram_message("%%{init: {}}%%\nsequenceDiagram\n  A->>B: x")
+    assert not catalogs.is_diagram_message("调度器的流程")

@@ -6,6 +6,7 @@
 - :mod:`.coverage` — counts each page's translated messages while reading; the banner of an incomplete page;
   ``{translation-status}``.
 - :mod:`.editions` — where each edition lives; the language switch of the HTML pages.
+- :mod:`.diagrams` — Mermaid diagrams as messages (Sphinx's ``translatable`` node protocol).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from . import coverage, editions
+from . import coverage, diagrams, editions
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -34,6 +35,10 @@ FORMATS = ("html", "latex", "text", "man", "texinfo")
 def setup(app: Sphinx) -> dict[str, object]:
     app.add_node(coverage.translation_banner, **{f: (coverage.visit_skip, None) for f in FORMATS})
     app.add_node(coverage.translation_status, **{f: (coverage.visit_skip, None) for f in FORMATS})
+    app.add_node(diagrams.translatable_diagram,
+                 **{f: (diagrams.visit_wrapper, diagrams.depart_wrapper) for f in FORMATS})
+    app.add_transform(diagrams.WrapDiagrams)
+    app.add_post_transform(diagrams.UnwrapDiagrams)
     app.add_transform(coverage.CountMessages)
     app.add_directive("translation-status", coverage.TranslationStatus)
     app.connect("config-inited", _templates)

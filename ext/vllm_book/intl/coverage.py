@@ -118,7 +118,7 @@ class CountMessages(SphinxTransform):
                 translations = po.cached(path).translations()
             except po.POError as exc:
                 logger.warning("%s (fix: %s); the page counts as untranslated", exc.message, exc.fix,
-                               location=(str(exc.path), exc.line), type="vllm_book", subtype="intl")
+                               location=f"{exc.path}:{exc.line}", type="vllm_book", subtype="intl")
         total = done = 0
         missing: list[tuple[int, str]] = []
         translating = self.config.language == self.config.vllm_book_intl_language

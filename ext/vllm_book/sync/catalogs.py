@@ -8,6 +8,7 @@ pospell for the spelling), for the book's own markup.  For every ``locale/<lang>
   out of the build, so the page silently falls back to Chinese — the translator updates it and drops the flag;
 - every translated ``msgstr`` keeps its ``msgid``'s ``{src}``/``{doc}``/``{ref}`` targets, inline code, math,
   substitutions and link destinations (:mod:`vllm_book.intl.markup`), unchanged and none lost;
+- every translated Mermaid diagram parses with the pinned Mermaid;
 - for ``en``, the words of the translation are in the dictionary or the project word list
   (:mod:`vllm_book.intl.spelling`, ``locale/en/wordlist.txt``).
 
@@ -17,6 +18,7 @@ Problems carry ``check = "catalogs"``.  The figures (messages, translated, fuzzy
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 from ..intl import markup, po, spelling
@@ -73,8 +75,45 @@ def check_entry(file: str, entry: po.Entry, lang: str, words: frozenset[str] | N
     return out
 
 
+DIAGRAM_START = re.compile(r"^\s*(?:%%.*\n\s*)*(flowchart|graph|sequenceDiagram|stateDiagram(?:-v2)?|classDiagram|"
+                           r"erDiagram|gantt|timeline|pie|mindmap|journey|quadrantChart|xychart-beta|block-beta|"
+                           r"sankey-beta|gitGraph)\b")
+
+
+def is_diagram_message(msgid: str) -> bool:
+    """A message that is a whole Mermaid diagram (``vllm_book.intl.diagrams`` makes diagrams messages)."""
+    return bool(DIAGRAM_START.match(msgid))
+
+
+def check_diagrams(root: Path, translated: list[tuple[str, po.Entry]]) -> list[Problem]:
+    """Parse every translated diagram with the pinned Mermaid (the same parser ``make validate`` uses for the
+    Chinese ones): a translation that breaks the syntax would draw nothing in the browser."""
+    from . import mermaid
+    from .common import index_cache
+
+    if not translated:
+        return []
+    try:
+        _version, results = mermaid.parse_many([e.msgstr for _f, e in translated], root / "node_modules",
+                                               cache_dir=index_cache(root))
+    except mermaid.MermaidUnavailable as exc:
+        f, e = translated[0]
+        return [Problem(f, e.msgstr_line or e.line, f"{len(translated)} translated diagram(s) cannot be parsed: {exc}",
+                        "install Node.js and the pinned Mermaid: make mermaid-js", "catalogs")]
+    out = []
+    for (f, e), (ok, line, message) in zip(translated, results, strict=True):
+        if not ok:
+            where = f" (line {line} of the diagram)" if line else ""
+            out.append(Problem(f, e.msgstr_line or e.line,
+                               f"the translated Mermaid diagram of the msgid at line {e.line} does not parse{where}: "
+                               f"{message}",
+                               "translate only the labels; keep the diagram's keywords, ids, arrows and brackets, and "
+                               "quote a label that holds punctuation: A[\"label (x)\"]", "catalogs"))
+    return out
+
+
 def check(root: Path, only: list[Path] | None = None, extra_words: frozenset[str] = frozenset(),
-          per_file: dict[str, Figures] | None = None) -> tuple[list[Problem], Figures]:
+          per_file: dict[str, Figures] | None = None, *, diagrams: bool = True) -> tuple[list[Problem], Figures]:
     """Every catalog of *root* (or the *only* ones); *extra_words* adds to the word list (a translator's draft
     list, before the words go into it); *per_file*, when given, receives each catalog's figures."""
     root = Path(root)
@@ -84,6 +123,7 @@ def check(root: Path, only: list[Path] | None = None, extra_words: frozenset[str
     words, bad = spelling.load_wordlist(wl_path)
     words = words | {w.lower() for w in extra_words}
     wanted = {Path(p).resolve() for p in only} if only else None
+    translated_diagrams: list[tuple[str, po.Entry]] = []
     for line, msg in bad:
         problems.append(Problem(_rel(root, wl_path), line, msg, "put one word per line", "catalogs"))
     for lang, path in catalog_files(root):
@@ -102,9 +142,13 @@ def check(root: Path, only: list[Path] | None = None, extra_words: frozenset[str
             mine.translated += entry.translated
             mine.fuzzy += entry.fuzzy
             problems.extend(check_entry(file, entry, lang, words if lang == "en" else None))
+            if entry.translated and entry.msgstr != entry.msgid and is_diagram_message(entry.msgid):
+                translated_diagrams.append((file, entry))
         fig.messages += mine.messages
         fig.translated += mine.translated
         fig.fuzzy += mine.fuzzy
         if per_file is not None:
             per_file[file] = mine
+    if diagrams:
+        problems.extend(check_diagrams(root, translated_diagrams))
     return problems, fig

@@ -373,7 +373,7 @@ def run(root: Path, profile: str = "contracts", *, diagrams: bool = True) -> Res
     kinds = {c.path: cur.kind(c) for c in cur.chapters() if c.written and cur.kind(c) in readability.KINDS} if cur else {}
     p, warnings, figures = readability.check(root, pages, kinds)
     problems += p
-    p, cfig = catalogs.check(root)
+    p, cfig = catalogs.check(root, diagrams=diagrams)
     problems += p
     stats.update({"catalogs": cfig.catalogs, "catalog_messages": cfig.messages, "catalog_translated": cfig.translated})
     if diagrams:
