@@ -125,5 +125,6 @@ def prose(text: str) -> str:
     s = re.sub(r"\\[A-Za-z]+", " ", s)  # LaTeX commands of a display formula's message are not words
     s = re.sub(r"\]\([^)]*\)", "] ", s)
     s = re.sub(r"https?://\S+", " ", s)
+    s = re.sub(r"\{[.#][^{}]*\}", " ", s)  # MyST attributes: {.no-cmd-check}, {#id}
     s = re.sub(r"<[^>]+>", " ", s)
     return s
