@@ -54,6 +54,9 @@ def english_root(tmp_path_factory) -> Path:
     src = tmp_path_factory.mktemp("en-formats") / "src"
     shutil.copytree(ROOTS / "test-formats", src)
     chapter = (src / "01-part" / "01-chapter.md").read_text(encoding="utf-8")
+    # a captioned excerpt: its caption is a message like any other
+    chapter = chapter.replace(":max-lines: 8\n", ":max-lines: 8\n:caption: 调度循环的开头\n", 1)
+    (src / "01-part" / "01-chapter.md").write_text(chapter, encoding="utf-8")
     para_zh = next(line for line in chapter.splitlines() if line.startswith("调度器在每一步"))
     lines = chapter.splitlines()
     start = lines.index("```{mermaid}") + 1
@@ -61,7 +64,8 @@ def english_root(tmp_path_factory) -> Path:
     cat = src / "locale" / "en" / "LC_MESSAGES"
     (cat / "01-part").mkdir(parents=True)
     (cat / "01-part" / "01-chapter.po").write_text(_po({"调度器如何组批": TITLE_EN, para_zh: PARAGRAPH_EN,
-                                                         diagram_zh: DIAGRAM_EN}),
+                                                         diagram_zh: DIAGRAM_EN,
+                                                         "调度循环的开头": "The start of the schedule loop"}),
                                                     encoding="utf-8")
     (cat / "index.po").write_text(_po({"格式测试手册": "Formats Test Book"}), encoding="utf-8")
     with (src / "conf.py").open("a", encoding="utf-8") as fh:
@@ -179,6 +183,8 @@ def test_english_html_draws_the_translated_diagram(html):
     page = (html.outdir / "01-part" / "01-chapter.html").read_text(encoding="utf-8")
     assert "waiting queue" in page and "budget left?" in page
     assert "等待队列" not in page  # the translated diagram replaced the Chinese one
+    assert "The start of the schedule loop" in page and "调度循环的开头" not in page  # the excerpt's caption
+    assert "Full source →" in page
     assert "一次调度的两个结果" not in page or "请求" in page  # the untranslated second diagram stays Chinese
     assert html.warnings == [], html.warnings
 
@@ -193,4 +199,5 @@ def test_gettext_extracts_diagrams_and_captions(english_root, tmp_path_factory):
     built = _build(src, "gettext", out)
     pot = (built.outdir / "01-part" / "01-chapter.pot").read_text(encoding="utf-8")
     assert 'msgid "flowchart LR\\n"' in pot and "等待队列" in pot
+    assert 'msgid "调度循环的开头"' in pot
     assert "#: :-1" not in pot  # every message, the captioned diagram's too, says where it comes from

@@ -26,13 +26,12 @@ FULL_SOURCE_TEXT = "完整源码 →"
 FULL_SOURCE_TEXT_EN = "Full source →"
 
 
-def _take_caption(node: nodes.Element) -> str:
-    """Remove the placeholder's caption child (the directive's ``:caption:``) and return its text ('' if none)."""
+def _take_caption(node: nodes.Element) -> nodes.caption | None:
+    """Remove the placeholder's caption child (the directive's ``:caption:``, as the page's language has it)."""
     cap = next((c for c in node.children if isinstance(c, nodes.caption)), None)
-    if cap is None:
-        return ""
-    node.remove(cap)
-    return cap.astext()
+    if cap is not None:
+        node.remove(cap)
+    return cap
 LEXERS = {
     "py": "python", "pyi": "python", "cu": "cuda", "cuh": "cuda", "json": "json", "yaml": "yaml", "yml": "yaml",
     "toml": "toml", "md": "markdown", "sh": "bash", "jinja": "jinja", "cmake": "cmake",
@@ -197,10 +196,15 @@ class ResolveAnchors(SphinxTransform):
         wrapper["ids"].append(node_id)
         wrapper["ids"].extend(node["ids"])  # :name:
         node["ids"] = []
-        given = _take_caption(node)  # the :caption: as the page's language has it (translated in a translated edition)
-        caption_text = given or (f"{res.path}:{start}-{end}" if end != start else f"{res.path}:{start}")
-        cap = nodes.caption(caption_text, "")
-        cap.source, cap.line = node.source, node.line
+        # the :caption: node itself is reused (translated in a translated edition): make gettext's catalog only
+        # takes nodes that carry the uid the versioning transform gave them at read time
+        cap = _take_caption(node)
+        caption_text = cap.astext() if cap is not None else (
+            f"{res.path}:{start}-{end}" if end != start else f"{res.path}:{start}")
+        if cap is None:
+            cap = nodes.caption(caption_text, "")
+            cap.source, cap.line = node.source, node.line
+        cap.children = []
         link = src_ref(caption_text, target=node["target"], auxiliary=True, style="plain")
         _store(link, res)
         link["start"], link["end"] = start, end
