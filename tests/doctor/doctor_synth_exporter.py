@@ -108,7 +108,12 @@ class SyntheticVLLM:
     def set(self, **changes: Any) -> None:
         with self._lock:
             self._advance()
-            self.scenario = dataclasses.replace(self.scenario, **changes)
+            scenario = dataclasses.replace(self.scenario, **changes)
+            if scenario.ttft < scenario.queue:
+                # vLLM's TTFT runs from arrival and so contains the queue wait (vllm/v1/metrics/stats.py)
+                raise ValueError(f"scenario has TTFT {scenario.ttft} s below queue time {scenario.queue} s; "
+                                 "set ttft to at least queue + prefill")
+            self.scenario = scenario
 
     def reset_scenario(self) -> None:
         with self._lock:

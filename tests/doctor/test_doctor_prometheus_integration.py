@@ -85,7 +85,8 @@ def test_three_incidents_through_real_prometheus(stack: tuple[str, SyntheticVLLM
     assert healthy.verdict == "healthy", healthy.summary() + f" {healthy.missing_golden}"
 
     # -- incident 1: KV preemption cascade ---------------------------------------------
-    exporter.set(preempt_rate=3.0, kv_usage=0.98, waiting=50.0, queue=20.0)
+    # TTFT includes the queue wait (queue + prefill): an exporter must not show TTFT below queue time
+    exporter.set(preempt_rate=3.0, kv_usage=0.98, waiting=50.0, queue=20.0, ttft=20.4)
     clock.sleep(SETTLE)
     t1 = triage(Evidence(source.sample(), config, probe.exported))
     assert t1.verdict == "incident", t1.summary()
@@ -129,7 +130,7 @@ def test_three_incidents_through_real_prometheus(stack: tuple[str, SyntheticVLLM
 
     # -- incident 3: client retry storm; abandoned attempts never reach vllm:request_success --
     exporter.reset_scenario()
-    exporter.set(abandon_rate=20.0, queue=20.0, waiting=80.0)  # finished rate and abort share stay as they were
+    exporter.set(abandon_rate=20.0, queue=20.0, ttft=20.4, waiting=80.0)  # finished rate and abort share stay as they were
     clock.sleep(SETTLE)
     ev3 = Evidence(source.sample(), config, probe.exported)
     t3 = triage(ev3)

@@ -97,9 +97,12 @@ def _translate_math_block(node: nodes.math_block, latex: str) -> None:
 
 
 def _in_docinfo(node: nodes.Node) -> bool:
+    """Is *node* in the front matter?  At priority 19 MyST's front matter is still a field list at the top of the
+    document (docutils' DocInfo transform, at 340, turns it into docinfo and Sphinx moves it into metadata), so
+    gettext never sees it; the header card shows its values instead, as messages of their own."""
     p = node.parent
     while p is not None:
-        if isinstance(p, nodes.docinfo):
+        if isinstance(p, nodes.docinfo) or (isinstance(p, nodes.field_list) and isinstance(p.parent, nodes.document)):
             return True
         p = p.parent
     return False
