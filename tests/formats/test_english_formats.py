@@ -56,6 +56,8 @@ def english_root(tmp_path_factory) -> Path:
     chapter = (src / "01-part" / "01-chapter.md").read_text(encoding="utf-8")
     # a captioned excerpt: its caption is a message like any other
     chapter = chapter.replace(":max-lines: 8\n", ":max-lines: 8\n:caption: 调度循环的开头\n", 1)
+    # a text timeline with Chinese in it: a message too (vllm_book.intl.literals)
+    chapter += "\n```text\n步 1：预算 8\n步 2：预算 8\n```\n"
     (src / "01-part" / "01-chapter.md").write_text(chapter, encoding="utf-8")
     para_zh = next(line for line in chapter.splitlines() if line.startswith("调度器在每一步"))
     lines = chapter.splitlines()
@@ -65,7 +67,8 @@ def english_root(tmp_path_factory) -> Path:
     (cat / "01-part").mkdir(parents=True)
     (cat / "01-part" / "01-chapter.po").write_text(_po({"调度器如何组批": TITLE_EN, para_zh: PARAGRAPH_EN,
                                                          diagram_zh: DIAGRAM_EN,
-                                                         "调度循环的开头": "The start of the schedule loop"}),
+                                                         "调度循环的开头": "The start of the schedule loop",
+                                                         "步 1：预算 8\n步 2：预算 8\n": "step 1: budget 8\nstep 2: budget 8\n"}),
                                                     encoding="utf-8")
     (cat / "index.po").write_text(_po({"格式测试手册": "Formats Test Book"}), encoding="utf-8")
     with (src / "conf.py").open("a", encoding="utf-8") as fh:
@@ -185,6 +188,7 @@ def test_english_html_draws_the_translated_diagram(html):
     assert "等待队列" not in page  # the translated diagram replaced the Chinese one
     assert "The start of the schedule loop" in page and "调度循环的开头" not in page  # the excerpt's caption
     assert "Full source →" in page
+    assert "step 1: budget 8" in page and "步 1" not in page  # the Chinese text block, translated
     assert "一次调度的两个结果" not in page or "请求" in page  # the untranslated second diagram stays Chinese
     assert html.warnings == [], html.warnings
 
@@ -200,4 +204,5 @@ def test_gettext_extracts_diagrams_and_captions(english_root, tmp_path_factory):
     pot = (built.outdir / "01-part" / "01-chapter.pot").read_text(encoding="utf-8")
     assert 'msgid "flowchart LR\\n"' in pot and "等待队列" in pot
     assert 'msgid "调度循环的开头"' in pot
+    assert '"步 1：预算 8\\n"' in pot
     assert "#: :-1" not in pot  # every message, the captioned diagram's too, says where it comes from

@@ -184,3 +184,10 @@ def test_diagram_messages_are_recognised():
     assert catalogs.is_diagram_message("flowchart LR\n  A --> B")
     assert catalogs.is_diagram_message("%%{init: {}}%%\nsequenceDiagram\n  A->>B: x")
     assert not catalogs.is_diagram_message("调度器的流程")
+
+
+def test_final_line_break_must_match(tmp_path: Path):
+    text = HEADER + '#: ../../source/ch.md:3\nmsgid "步 1\\n步 2\\n"\nmsgstr "step 1\\nstep 2"\n'
+    write(tmp_path, text)
+    p = only(run(tmp_path)[0], 8)
+    assert "line break" in p.message

@@ -7,6 +7,7 @@
   ``{translation-status}``.
 - :mod:`.editions` — where each edition lives; the language switch of the HTML pages.
 - :mod:`.diagrams` — Mermaid diagrams as messages (Sphinx's ``translatable`` node protocol).
+- :mod:`.literals` — code blocks that hold Chinese (text timelines, comments) as messages.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-from . import coverage, diagrams, editions
+from . import coverage, diagrams, editions, literals
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -38,6 +39,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_node(diagrams.translatable_diagram,
                  **{f: (diagrams.visit_wrapper, diagrams.depart_wrapper) for f in FORMATS})
     app.add_transform(diagrams.WrapDiagrams)
+    app.add_transform(literals.MarkChineseLiterals)
     app.add_post_transform(diagrams.UnwrapDiagrams)
     app.add_transform(coverage.CountMessages)
     app.add_directive("translation-status", coverage.TranslationStatus)

@@ -83,8 +83,8 @@ def missing_store(env: BuildEnvironment) -> dict[str, list[tuple[int, str]]]:
     return env.vllm_book_intl_missing
 
 
-def _translate_math_block(node: nodes.math_block, latex: str) -> None:
-    """Apply a display formula's translation directly.
+def _translate_math_block(node: nodes.TextElement, latex: str) -> None:
+    """Apply a display formula's (or a Chinese code block's, :mod:`.literals`) translation directly.
 
     Sphinx 9's Locale transform re-parses a translated literal-type message (math blocks included) as
     ``"::\\n\\n" + msgstr``, reST's literal-block marker; MyST reads that as a paragraph "::", so the formula
@@ -131,7 +131,7 @@ class CountMessages(SphinxTransform):
             total += 1
             if translations.get(msg, "").strip():
                 done += 1
-                if isinstance(node, nodes.math_block) and translating:
+                if isinstance(node, (nodes.math_block, nodes.literal_block)) and translating:
                     _translate_math_block(node, translations[msg])
             else:
                 missing.append((node.line or 0, msg))

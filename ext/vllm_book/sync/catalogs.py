@@ -61,11 +61,17 @@ def check_entry(file: str, entry: po.Entry, lang: str, words: frozenset[str] | N
     if not entry.translated:
         return out
     line = entry.msgstr_line or entry.line
+    if entry.msgid.endswith("\n") != entry.msgstr.endswith("\n"):  # what msgfmt --check reports too
+        out.append(Problem(file, line, f"the msgid at line {entry.line} {'ends' if entry.msgid.endswith(chr(10)) else 'does not end'} "
+                           "with a line break and its msgstr does not match",
+                           "end the msgstr the way its msgid ends (a final \\n, or none)", "catalogs"))
     for problem in markup.compare(entry.msgid, entry.msgstr):
         out.append(Problem(file, line, f"msgstr of the msgid at line {entry.line}: {problem}",
                            "copy the markup from the msgid unchanged (translate only the prose and link text: "
                            "{src}`English text <same target>`)", "catalogs"))
-    if words is not None and entry.msgstr != entry.msgid:  # a message kept as it is (a formula, a path)
+    # spelling is for prose: a message kept as it is (a formula, a path) is not checked, nor is a multi-line one —
+    # Sphinx joins a paragraph's lines into one message, so only code blocks, diagrams and formulas keep "\n"
+    if words is not None and entry.msgstr != entry.msgid and "\n" not in entry.msgid:
         bad = spelling.misspelt(entry.msgstr, words)
         if bad:
             out.append(Problem(file, line, f"misspelt word{'s' if len(bad) > 1 else ''} in the translation: "

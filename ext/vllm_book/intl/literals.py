@@ -1,0 +1,27 @@
+"""Code blocks with Chinese in them (a text timeline, a comment in a console session) are messages too.
+
+Sphinx leaves literal blocks out of the catalogs unless ``gettext_additional_targets`` names them, and then it
+takes every code block of the book.  :class:`MarkChineseLiterals` (priority 9, before Sphinx's
+``ExtraTranslatableNodes`` at 10) marks only the blocks a translation has something to do in: those whose text
+has Chinese characters.  Their translations are applied by :mod:`.coverage` directly, as for display formulas:
+Sphinx 9's Locale would re-parse them as reST (``::``), which MyST does not read.  Source excerpts
+(``src-code``) are made later from the pinned tree and are never messages.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+class MarkChineseLiterals(SphinxTransform):
+    default_priority = 9
+
+    def apply(self, **kwargs) -> None:
+        for node in self.document.findall(nodes.literal_block):
+            if "translatable" not in node and CJK.search(node.astext()):
+                node["translatable"] = True
