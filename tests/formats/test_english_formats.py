@@ -68,6 +68,7 @@ def english_root(tmp_path_factory) -> Path:
     (cat / "01-part" / "01-chapter.po").write_text(_po({"调度器如何组批": TITLE_EN, para_zh: PARAGRAPH_EN,
                                                          diagram_zh: DIAGRAM_EN,
                                                          "调度循环的开头": "The start of the schedule loop",
+                                                         "每步最多的序列数": "Most sequences per step",
                                                          "步 1：预算 8\n步 2：预算 8\n": "step 1: budget 8\nstep 2: budget 8\n"}),
                                                     encoding="utf-8")
     (cat / "index.po").write_text(_po({"格式测试手册": "Formats Test Book"}), encoding="utf-8")
@@ -189,6 +190,7 @@ def test_english_html_draws_the_translated_diagram(html):
     assert "The start of the schedule loop" in page and "调度循环的开头" not in page  # the excerpt's caption
     assert "Full source →" in page
     assert "step 1: budget 8" in page and "步 1" not in page  # the Chinese text block, translated
+    assert "Most sequences per step" in page  # a cell of a {table} directive
     assert "一次调度的两个结果" not in page or "请求" in page  # the untranslated second diagram stays Chinese
     assert html.warnings == [], html.warnings
 
@@ -205,4 +207,5 @@ def test_gettext_extracts_diagrams_and_captions(english_root, tmp_path_factory):
     assert 'msgid "flowchart LR\\n"' in pot and "等待队列" in pot
     assert 'msgid "调度循环的开头"' in pot
     assert '"步 1：预算 8\\n"' in pot
+    assert 'msgid "每步最多的序列数"' in pot
     assert "#: :-1" not in pot  # every message, the captioned diagram's too, says where it comes from

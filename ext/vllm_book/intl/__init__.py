@@ -7,7 +7,8 @@
   ``{translation-status}``.
 - :mod:`.editions` — where each edition lives; the language switch of the HTML pages.
 - :mod:`.diagrams` — Mermaid diagrams as messages (Sphinx's ``translatable`` node protocol).
-- :mod:`.literals` — code blocks that hold Chinese (text timelines, comments) as messages.
+- :mod:`.literals` — code blocks that hold Chinese (text timelines, comments) as messages; the cells of
+  ``{table}`` directives get the location Sphinx needs to treat them as messages.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def setup(app: Sphinx) -> dict[str, object]:
                  **{f: (diagrams.visit_wrapper, diagrams.depart_wrapper) for f in FORMATS})
     app.add_transform(diagrams.WrapDiagrams)
     app.add_transform(literals.MarkChineseLiterals)
+    app.add_transform(literals.LocateTableCells)
     app.add_post_transform(diagrams.UnwrapDiagrams)
     app.add_transform(coverage.CountMessages)
     app.add_directive("translation-status", coverage.TranslationStatus)

@@ -25,3 +25,30 @@ class MarkChineseLiterals(SphinxTransform):
         for node in self.document.findall(nodes.literal_block):
             if "translatable" not in node and CJK.search(node.astext()):
                 node["translatable"] = True
+
+
+class LocateTableCells(SphinxTransform):
+    """Give the cells of a ``{table}`` directive's Markdown table a location, so they are messages.
+
+    MyST parses the table inside a ``{table}`` directive without setting ``source`` on the cells' paragraphs,
+    and Sphinx takes a text node without a source for a built-in string that is never translated: those cells
+    stayed Chinese in a translated edition (plain Markdown tables are not affected).  Priority 8: before
+    Sphinx's i18n transforms (10, 20) and the coverage count (19).
+    """
+
+    default_priority = 8
+
+    def apply(self, **kwargs) -> None:
+        source = self.document.get("source")
+        for table in self.document.findall(nodes.table):
+            line = table.line or next((a.line for a in _ancestors(table) if getattr(a, "line", None)), None)
+            for node in table.findall(nodes.TextElement):
+                if not node.source and isinstance(node, (nodes.paragraph, nodes.title, nodes.caption)):
+                    node.source, node.line = source, node.line or line
+
+
+def _ancestors(node: nodes.Node):
+    p = node.parent
+    while p is not None:
+        yield p
+        p = p.parent
