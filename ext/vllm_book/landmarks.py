@@ -57,6 +57,8 @@ def _cell(*children: nodes.Node, message: tuple[str, str, int] | None = None) ->
     para = nodes.paragraph(message[0] if message else "")
     if message:
         para.source, para.line = message[1], message[2]
+    else:
+        para["translatable"] = False  # a header in the edition's language, an anchor, a docname
     para.extend(children)
     entry += para
     return entry

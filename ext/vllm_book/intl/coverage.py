@@ -187,7 +187,7 @@ def _table(app: Sphinx, fromdoc: str) -> list[nodes.Node]:
 
     def cell(*children: nodes.Node) -> nodes.entry:
         entry = nodes.entry()
-        para = nodes.paragraph()
+        para = nodes.paragraph(translatable=False)
         para.extend(children)
         entry += para
         return entry

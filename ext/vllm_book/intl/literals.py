@@ -41,6 +41,8 @@ class LocateTableCells(SphinxTransform):
     def apply(self, **kwargs) -> None:
         source = self.document.get("source")
         for table in self.document.findall(nodes.table):
+            if not (table.source or next(iter(table.findall(nodes.title)), None) is not None):
+                continue  # a table our own directives build (landmarks, status): they choose their messages
             line = table.line or next((a.line for a in _ancestors(table) if getattr(a, "line", None)), None)
             for node in table.findall(nodes.TextElement):
                 if not node.source and isinstance(node, (nodes.paragraph, nodes.title, nodes.caption)):
