@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: bump when the subsetting recipe changes (invalidates the cache)
-RECIPE = 5
+RECIPE = 6  # 6: the fallback subset always holds "?"
 
 #: role → (collection file, full name of the face inside it)
 FACES: dict[str, tuple[str, str]] = {
@@ -152,7 +152,9 @@ def _prepare_fallback(chars: str, key: str, dest: str) -> list[str]:
     opts.notdef_outline = True
     opts.hinting = False
     subsetter = subset.Subsetter(opts)
-    subsetter.populate(text=" " + "".join(wanted))
+    # "?" too: rinohtype draws it in the fallback face for a glyph no face has; without it the build dies with
+    # an unnamed MissingGlyphException instead of the warning that names the character
+    subsetter.populate(text=" ?" + "".join(wanted))
     subsetter.subset(font)
     font["cmap"].tables = [t for t in font["cmap"].tables if t.format != 14]
     _fix_layout_tables(font)

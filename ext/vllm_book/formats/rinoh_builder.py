@@ -409,9 +409,9 @@ class BookRinohBuilder(RinohBuilder):
         if lang is not None:
             extra.extend(str(s) for s in lang.strings.values())
         extra.extend(v for lab in LABELS.values() for v in lab.values())
-        # rinohtype draws "?" for a glyph a font lacks: the subsets must hold it, or the build dies with an
-        # unnamed MissingGlyphException instead of the warning that names the character (MISSING_GLYPH)
-        extra.append("?")
+        # rinohtype's typography replaces characters while it sets the text (a Latin edition's ' becomes ’ and
+        # "…" quotes become “…”), after the subset's characters were taken from the doctree
+        extra.append("\u2018\u2019\u201c\u201d\u2013\u2014\u2026?")
         t0 = time.perf_counter()
         try:
             prepared = fonts.prepare(self._tree_chars | set("".join(extra)), cache_root(app_of(self.env)),
