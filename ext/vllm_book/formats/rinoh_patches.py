@@ -189,7 +189,7 @@ def apply() -> None:
                         ("style-cache", _patch_style_cache), ("passes", _patch_passes),
                         ("table-guard", _patch_table_guard), ("image-cache", _patch_image_cache),
                         ("page-release", _patch_page_release), ("page-guard", _patch_page_guard),
-                        ("lookup-cache", _patch_lookup_cache)):
+                        ("lookup-cache", _patch_lookup_cache), ("paragraph-guard", _patch_paragraph_guard)):
         if name not in _APPLIED and name not in off:
             patch()
             _APPLIED.add(name)
@@ -752,6 +752,30 @@ def _patch_table_guard() -> None:
 
     render.__wrapped__ = original
     Table.render = render
+
+
+def _patch_paragraph_guard() -> None:
+    """A paragraph rinohtype cannot set fails with its source location and first words, not a bare traceback."""
+    from rinoh.font import MissingGlyphException
+    from rinoh.paragraph import ParagraphBase
+
+    original = ParagraphBase.render
+
+    def render(self, container, descender, state=None, **kwargs):
+        try:
+            return original(self, container, descender, state=state, **kwargs)
+        except (RuntimeError, MissingGlyphException) as exc:
+            if isinstance(exc, ExtensionError):
+                raise
+            try:
+                text = self.to_string(container)
+            except Exception:  # noqa: BLE001 - the text is only a hint
+                text = ""
+            raise ExtensionError(f"rinohtype could not set the paragraph at {_location(self)} "
+                                 f"({type(exc).__name__}: {exc}); it begins {text[:120]!r}") from exc
+
+    render.__wrapped__ = original
+    ParagraphBase.render = render
 
 
 def _location(flowable) -> str:
