@@ -38,6 +38,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
+from sphinxcontrib.mermaid import mermaid
 
 from . import frontmatter, template
 
@@ -259,7 +260,7 @@ def check_template(app: Sphinx, doctree: nodes.document) -> None:
     except (OSError, KeyError):
         end_line = max((n.line or 0 for n in doctree.findall(nodes.Element) if n.line), default=1)
     # make validate runs the same check on its scan of the Markdown (vllm_book.template)
-    diagrams = sum(1 for n in doctree.findall(nodes.Element) if type(n).__name__ == "mermaid")
+    diagrams = sum(1 for _n in doctree.findall(mermaid))
     for line, msg, fix in template.check(h2, required, aliases, end_line) + template.check_diagrams(diagrams, top.line or 1):
         logger.warning("%s\n    fix: %s", msg, fix, location=(env.docname, line), type="vllm_book", subtype="chapter")
         _note_failure(env)

@@ -122,6 +122,10 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     the style sheet's values (``get_value``, memoised by rinohtype) and, in
     turn, its own parent — none of which changes once the document is built.
 
+``paragraph-guard``
+    A paragraph rinohtype cannot set (a glyph no face has, rinohtype's own resume bug on a wrapped
+    table-of-contents entry) fails naming its source location and first words instead of a bare traceback.
+
 ``page-guard``
     A flowable that fits on no page (an image taller than the text with its
     caption after it, or with the heading kept with it) makes rinohtype start a
@@ -765,8 +769,6 @@ def _patch_paragraph_guard() -> None:
         try:
             return original(self, container, descender, state=state, **kwargs)
         except (RuntimeError, MissingGlyphException) as exc:
-            if isinstance(exc, ExtensionError):
-                raise
             try:
                 text = self.to_string(container)
             except Exception:  # noqa: BLE001 - the text is only a hint

@@ -53,4 +53,5 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.connect("doctree-resolved", coverage.resolve)
     app.connect("html-page-context", editions.page_context)
     app.connect("build-finished", coverage.write_report)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: the per-page coverage record changed shape; an older pickled environment is read anew
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

@@ -4,8 +4,9 @@
 messages (``sphinx.util.nodes.extract_messages``), and looks each one up in the translated edition's catalog
 (``<locale_dir>/<vllm_book_intl_language>/LC_MESSAGES/<docname>.po``, read with :mod:`.po` — the entries Sphinx
 compiles: not fuzzy, not empty).  It runs in both editions, so the Chinese edition's status page shows the
-same figures.  Per page it stores ``(translated, total)`` in ``env.vllm_book_intl`` (merged for parallel reads)
-and notes the catalog as a dependency, so a changed catalog re-reads the page.
+same figures.  Per page it stores ``(total, missing)`` — the message count and the ``(line, msgid)`` of each
+untranslated one — in ``env.vllm_book_intl`` (merged for parallel reads), and notes the catalog as a dependency,
+so a changed catalog re-reads the page.
 
 In the translated edition a page with an incomplete catalog gets a :class:`translation_banner` after its title;
 ``{translation-status}`` leaves a :class:`translation_status` placeholder.  Both are resolved at
@@ -36,7 +37,6 @@ TEXT = {
         "banner": "{pct} % of this page ({done} of {total} passages) is in English; "
                   "the rest is shown in the original Chinese. ",
         "original": "Read the Chinese original",
-        "status_link": "translation status",
         "head": ("Page", "Passages", "In English", "Share"),
         "total": "All pages",
     },
@@ -59,8 +59,7 @@ def _lang(config) -> str:
     return "zh" if (config.language or "zh_CN").startswith("zh") else "en"
 
 
-def catalog_path(app_or_env, docname: str) -> Path | None:
-    env = app_or_env
+def catalog_path(env: BuildEnvironment, docname: str) -> Path | None:
     config = env.config
     domain = docname_to_domain(docname, config.gettext_compact)
     for d in config.locale_dirs:
@@ -70,17 +69,17 @@ def catalog_path(app_or_env, docname: str) -> Path | None:
     return None
 
 
-def store(env: BuildEnvironment) -> dict[str, tuple[int, int]]:
+def store(env: BuildEnvironment) -> dict[str, tuple[int, list[tuple[int, str]]]]:
+    """Per page: its message count and the ``(line, msgid)`` of each message its catalog does not translate."""
     if not hasattr(env, "vllm_book_intl"):
         env.vllm_book_intl = {}
     return env.vllm_book_intl
 
 
-def missing_store(env: BuildEnvironment) -> dict[str, list[tuple[int, str]]]:
-    """Per page, the messages its catalog does not translate: ``(line, msgid)`` (translation-status.json)."""
-    if not hasattr(env, "vllm_book_intl_missing"):
-        env.vllm_book_intl_missing = {}
-    return env.vllm_book_intl_missing
+def figures(env: BuildEnvironment, docname: str) -> tuple[int, int]:
+    """``(translated, total)`` of a page."""
+    total, missing = store(env)[docname]
+    return total - len(missing), total
 
 
 def _translate_math_block(node: nodes.TextElement, latex: str) -> None:
@@ -122,7 +121,7 @@ class CountMessages(SphinxTransform):
             except po.POError as exc:
                 logger.warning("%s (fix: %s); the page counts as untranslated", exc.message, exc.fix,
                                location=f"{exc.path}:{exc.line}", type="vllm_book", subtype="intl")
-        total = done = 0
+        total = 0
         missing: list[tuple[int, str]] = []
         translating = self.config.language == self.config.vllm_book_intl_language
         for node, msg in extract_messages(self.document):
@@ -130,15 +129,13 @@ class CountMessages(SphinxTransform):
                 continue
             total += 1
             if translations.get(msg, "").strip():
-                done += 1
                 if isinstance(node, (nodes.math_block, nodes.literal_block)) and translating:
                     _translate_math_block(node, translations[msg])
             else:
                 missing.append((node.line or 0, msg))
-        store(env)[docname] = (done, total)
-        missing_store(env)[docname] = missing
-        if self.config.language == self.config.vllm_book_intl_language and total and done < total:
-            self._insert_banner(done, total)
+        store(env)[docname] = (total, missing)
+        if translating and missing:
+            self._insert_banner(total - len(missing), total)
 
     def _insert_banner(self, done: int, total: int) -> None:
         # the page's own docname: single-document builders (PDF) resolve every page under the root document's name
@@ -177,7 +174,7 @@ def _banner(app: Sphinx, docname: str, node: translation_banner) -> nodes.Node:
 
 def _table(app: Sphinx, fromdoc: str) -> list[nodes.Node]:
     env, builder = app.env, app.builder
-    data = store(env)
+    data = {d: figures(env, d) for d in store(env)}
     t = TEXT[_lang(app.config)]
     # front pages (index, guide/…) first, then the parts in their numbered order
     docs = sorted((d for d in data if d in env.all_docs), key=lambda d: (d[:1].isdigit(), d != "index", d))
@@ -242,13 +239,11 @@ def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 def purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
     store(env).pop(docname, None)
-    missing_store(env).pop(docname, None)
     getattr(env, "vllm_book_intl_status_pages", set()).discard(docname)
 
 
 def merge(app: Sphinx, env: BuildEnvironment, docnames: set[str], other: BuildEnvironment) -> None:
     store(env).update(getattr(other, "vllm_book_intl", {}))
-    missing_store(env).update(getattr(other, "vllm_book_intl_missing", {}))
     pages = getattr(env, "vllm_book_intl_status_pages", set())
     pages |= getattr(other, "vllm_book_intl_status_pages", set())
     env.vllm_book_intl_status_pages = pages
@@ -265,10 +260,6 @@ def updated(app: Sphinx, env: BuildEnvironment) -> list[str]:
     return []
 
 
-def depart_noop(self, node) -> None:
-    pass
-
-
 def visit_skip(self, node) -> None:
     raise nodes.SkipNode
 
@@ -282,10 +273,10 @@ def write_report(app: Sphinx, exc: Exception | None) -> None:
         return
     import json
 
-    data, missing = store(app.env), missing_store(app.env)
-    pages = {d: {"translated": data[d][0], "total": data[d][1],
-                 "missing": [{"line": line, "msgid": msg} for line, msg in missing.get(d, [])]}
-             for d in sorted(data) if d in app.env.all_docs}
+    data = store(app.env)
+    pages = {d: {"translated": total - len(missing), "total": total,
+                 "missing": [{"line": line, "msgid": msg} for line, msg in missing]}
+             for d, (total, missing) in sorted(data.items()) if d in app.env.all_docs}
     out = Path(app.outdir) / "translation-status.json"
     out.write_text(json.dumps({"language": app.config.language, "pages": pages}, ensure_ascii=False, indent=1),
                    encoding="utf-8")

@@ -20,10 +20,11 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinxcontrib.mermaid import mermaid
 
 
 def is_diagram(node: nodes.Node) -> bool:
-    return type(node).__name__ == "mermaid" and isinstance(node, nodes.Element) and "code" in node
+    return isinstance(node, mermaid) and "code" in node
 
 
 class translatable_diagram(nodes.General, nodes.Element, addnodes.translatable):

@@ -47,8 +47,15 @@ def math_shape(latex: str) -> str:
     return TEXT_COMMANDS.sub(lambda m: f"\\{m.group(1)}{{…}}", latex.strip())
 
 
+_LINK_ROLE_NAMES = frozenset(r.split(":")[-1] for r in LINK_ROLES)
+
+
+def _is_link_role(name: str) -> bool:
+    return name.split(":")[-1] in _LINK_ROLE_NAMES
+
+
 def role_target(name: str, content: str) -> str:
-    if name.split(":")[-1] not in {r.split(":")[-1] for r in LINK_ROLES}:
+    if not _is_link_role(name):
         return content
     m = EXPLICIT.match(content)
     return m.group(2).strip() if m else content.strip()
@@ -56,7 +63,7 @@ def role_target(name: str, content: str) -> str:
 
 def role_text(name: str, content: str) -> str | None:
     """The explicit link text of a link role (prose the translator writes), or None."""
-    if name.split(":")[-1] not in {r.split(":")[-1] for r in LINK_ROLES}:
+    if not _is_link_role(name):
         return None
     m = EXPLICIT.match(content)
     return m.group(1) if m and m.group(1).strip() else None

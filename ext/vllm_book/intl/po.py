@@ -185,11 +185,7 @@ def parse(text: str, path: Path) -> Catalog:
         raise POError(path, no, f"not a gettext line: {line[:60]!r}",
                       'every line is a comment (#…), a keyword with a string (msgid "…", msgstr "…"), '
                       'a continuation string ("…") or blank; quote the text or delete the line')
-    if cur is not None:
-        if cur.msgstr_line == 0 and not cur.plural_strs:
-            raise POError(path, cur.line, "msgid without a msgstr",
-                          'add msgstr "" after the msgid (an empty msgstr means untranslated)')
-        entries.append(cur)
+    finish()
     return Catalog(path, entries)
 
 

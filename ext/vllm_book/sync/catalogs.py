@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..intl import markup, po, spelling
 from ..problems import Problem
+from .common import rel
 
 LOCALE_DIR = "locale"
 
@@ -35,13 +36,6 @@ class Figures:
     fuzzy: int = 0
 
 
-def _rel(root: Path, p: Path) -> str:
-    try:
-        return str(p.relative_to(root))
-    except ValueError:
-        return str(p)
-
-
 def catalog_files(root: Path) -> list[tuple[str, Path]]:
     base = root / LOCALE_DIR
     if not base.is_dir():
@@ -50,7 +44,8 @@ def catalog_files(root: Path) -> list[tuple[str, Path]]:
             for f in sorted((lang / "LC_MESSAGES").rglob("*.po"))]
 
 
-def check_entry(file: str, entry: po.Entry, lang: str, words: frozenset[str] | None) -> list[Problem]:
+def check_entry(file: str, entry: po.Entry, words: frozenset[str] | None) -> list[Problem]:
+    """The problems of one entry; *words* is the spelling word list (``None``: not an English catalog)."""
     out: list[Problem] = []
     if entry.fuzzy:
         out.append(Problem(file, entry.line, "fuzzy entry: its Chinese text changed since it was translated, so "
@@ -131,11 +126,11 @@ def check(root: Path, only: list[Path] | None = None, extra_words: frozenset[str
     wanted = {Path(p).resolve() for p in only} if only else None
     translated_diagrams: list[tuple[str, po.Entry]] = []
     for line, msg in bad:
-        problems.append(Problem(_rel(root, wl_path), line, msg, "put one word per line", "catalogs"))
+        problems.append(Problem(rel(root, wl_path), line, msg, "put one word per line", "catalogs"))
     for lang, path in catalog_files(root):
         if wanted is not None and path.resolve() not in wanted:
             continue
-        file = _rel(root, path)
+        file = rel(root, path)
         try:
             cat = po.read(path)
         except po.POError as exc:
@@ -147,7 +142,7 @@ def check(root: Path, only: list[Path] | None = None, extra_words: frozenset[str
             mine.messages += 1
             mine.translated += entry.translated
             mine.fuzzy += entry.fuzzy
-            problems.extend(check_entry(file, entry, lang, words if lang == "en" else None))
+            problems.extend(check_entry(file, entry, words if lang == "en" else None))
             if entry.translated and entry.msgstr != entry.msgid and is_diagram_message(entry.msgid):
                 translated_diagrams.append((file, entry))
         fig.messages += mine.messages
