@@ -32,6 +32,9 @@ CONFIG_VALUES: list[tuple[str, object, str, tuple[type, ...], str]] = [
     ("vllm_book_mermaid_jobs", 0, "", (int,),
      "mermaid-cli processes (one browser each) rendering diagrams at once (0 = one per CPU, at most 4)"),
     ("vllm_book_mermaid_scale", 2, "", (int,), "pixel scale of the PNG diagrams of the EPUB"),
+    ("vllm_book_mermaid_formats", ["pdf", "png"], "", (list, tuple),
+     "image formats drawn together whenever a diagram is drawn (pdf: the PDF, png: the EPUB), so the first "
+     "EPUB or PDF build draws them for the other too; the building format is always drawn"),
     ("vllm_book_search_synonyms", "", "html", (str,),
      "TOML file of search synonym groups (groups = [[word, ...], ...]), relative to the conf dir; '' = none"),
     ("vllm_book_landmarks", "source/_data/landmarks.toml", "env", (str,),

@@ -157,6 +157,8 @@ def test_pdf_fonts_are_embedded_subsets(pdf):
         assert (emb, sub) == ("yes", "yes"), r
     assert all(r[-5] == "yes" for r in rows), rows  # nothing falls back to a base-14 font
     assert any("DejaVuSerif" in r[0] for r in rows)  # x₁: Noto CJK lacks subscripts, the fallback face has them
+    text = _run("pdftotext", "-enc", "UTF-8", str(path), "-")
+    assert "x₁" in text and "✔ 成立或 ✘ 不成立" in text  # ✔ ✘: neither Noto nor DejaVu Serif, DejaVu Sans has them
     assert path.stat().st_size < 2_000_000
 
 
@@ -245,6 +247,23 @@ def test_broken_diagram_names_file_and_line(build_root):
         build_root("formats-broken", "epub", vllm_book_cache_dir=str(CACHE))
 
 
+def test_diagrams_are_drawn_once_for_the_epub_and_the_pdf(build_root, rootdir, tmp_path):
+    """The first offline build draws each diagram in both formats, in the same browser page: the EPUB's PNG and
+    the PDF's vector PDF; the PDF build after it draws nothing (vllm_book_mermaid_formats)."""
+    assert not _MISSING, f"missing tools: {_MISSING}"
+    overrides = {**_overrides(rootdir), "vllm_book_cache_dir": str(tmp_path / "cache")}
+    epub = build_root("formats", "epub", **overrides)
+    assert re.search(r"rendering \d+ Mermaid diagram\(s\) as png\+pdf", epub.status.getvalue())
+    drawn = sorted((tmp_path / "cache" / "mermaid").iterdir())
+    pngs, pdfs = [p for p in drawn if p.suffix == ".png"], [p for p in drawn if p.suffix == ".pdf"]
+    assert pngs and len(pngs) == len(pdfs) == len(drawn) // 2
+    assert all(p.read_bytes().startswith(b"%PDF") for p in pdfs)
+    pdf = build_root("formats", "rinoh", **overrides)
+    assert "Mermaid diagram" not in pdf.status.getvalue()
+    assert sorted((tmp_path / "cache" / "mermaid").iterdir()) == drawn
+    assert (pdf.outdir / "formats-test.pdf").is_file()
+
+
 def test_missing_mermaid_cli_says_how_to_install(build_root):
     with pytest.raises(MermaidError, match=r"mermaid-cli not found.*make node-tools"):
         build_root("formats-broken", "rinoh", vllm_book_cache_dir=str(CACHE),
@@ -325,10 +344,12 @@ for i, item in enumerate(job["items"]):
     if "BROKEN" in item["code"]:
         print(json.dumps({"i": i, "ok": False, "message": "Parse error on line 2: BROKEN"}))
         continue
-    open(item["out"], "w").write(item["code"])
+    for out in item["outs"]:
+        open(out, "w").write(item["code"])
     print(json.dumps({"i": i, "ok": True}))
 """
-OPTIONS = {"format": "png", "scale": 2, "config": {}, "background": "white"}
+OUTPUTS = [{"format": "png", "scale": 2, "config": {}, "background": "white"},
+           {"format": "pdf", "scale": 1, "config": {}, "background": "white"}]
 
 
 def _fake_toolchain(tmp_path):
@@ -356,12 +377,13 @@ def test_mermaid_parallel_batches_store_every_diagram(tmp_path):
     n = 2 * MIN_PER_BROWSER + 2
     tools = _fake_toolchain(tmp_path)
     diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", "chap.md", i) for i in range(n)]
-    keys = [f"k{i}" for i in range(n)]
+    keys = [{"png": f"k{i}", "pdf": f"p{i}"} for i in range(n)]
     runs = browsers(n, 2)
     assert runs == 2
-    render_parallel(diagrams, keys, tools, OPTIONS, tmp_path / "out", runs)
-    for i in range(n):  # each image under its own key, whichever run drew it
+    render_parallel(diagrams, keys, tools, OUTPUTS, tmp_path / "out", runs)
+    for i in range(n):  # each image under its own key, in both formats, whichever run drew it
         assert (tmp_path / "out" / f"k{i}.png").read_text() == diagrams[i].code
+        assert (tmp_path / "out" / f"p{i}.pdf").read_text() == diagrams[i].code
 
 
 def test_mermaid_broken_diagram_named_others_kept(tmp_path):
@@ -372,7 +394,8 @@ def test_mermaid_broken_diagram_named_others_kept(tmp_path):
     diagrams = [Diagram(f"flowchart LR\n  A{i} --> B{i}\n", f"part/chap-{i}.md", 10 + i) for i in range(n)]
     diagrams[7] = Diagram("flowchart LR\n  BROKEN\n", "part/chap-7.md", 17)
     with pytest.raises(MermaidError, match=r"part/chap-7\.md:17: Mermaid diagram does not parse: Parse error"):
-        render_parallel(diagrams, [f"k{i}" for i in range(n)], tools, OPTIONS, tmp_path / "out", browsers(n, 2))
+        render_parallel(diagrams, [{"png": f"k{i}", "pdf": f"p{i}"} for i in range(n)], tools, OUTPUTS,
+                        tmp_path / "out", browsers(n, 2))
     assert (tmp_path / "out" / "k0.png").is_file() and (tmp_path / "out" / "k9.png").is_file()
     assert not (tmp_path / "out" / "k7.png").exists()
 
@@ -383,7 +406,8 @@ def test_mermaid_renderer_failure_says_how_to_fix(tmp_path):
     tools = _fake_toolchain(tmp_path)
     tools.renderer.write_text("import sys; sys.stderr.write('Error: Failed to launch the browser process'); sys.exit(1)")
     with pytest.raises(MermaidError, match=r"Failed to launch the browser.*make node-tools"):
-        render_batch([Diagram("flowchart LR\n A-->B\n", "c.md", 1)], ["k"], tools, OPTIONS, tmp_path / "out")
+        render_batch([Diagram("flowchart LR\n A-->B\n", "c.md", 1)], [{"png": "k", "pdf": "p"}], tools, OUTPUTS,
+                     tmp_path / "out")
 
 
 def test_an_image_file_is_opened_once_however_often_it_is_laid_out(tmp_path):

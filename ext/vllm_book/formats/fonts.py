@@ -29,16 +29,18 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import os
 import shutil
 import string
 import subprocess
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 #: bump when the subsetting recipe changes (invalidates the cache)
-RECIPE = 6  # 6: the fallback subset always holds "?"
+RECIPE = 7  # 6: the fallback subset always holds "?"; 7: and DejaVu Sans's symbols DejaVu Serif lacks (✔ ✘)
 
 #: role → (collection file, full name of the face inside it)
 FACES: dict[str, tuple[str, str]] = {
@@ -61,6 +63,10 @@ TYPEFACES: dict[str, tuple[str, str]] = {
 #: characters Noto CJK lacks (subscript digits, some math and arrows) come from DejaVu Serif,
 #: which rinohtype itself installs (rinoh-typeface-dejavuserif); TrueType, subset the same way
 FALLBACK_FILE = ("rinoh_typeface_dejavuserif", "DejaVuSerif.ttf")
+#: …and those DejaVu Serif lacks too (the dingbats ✔ ✘ that vllm-doctor prints) from DejaVu Sans
+#: (rinoh-typeface-dejavusans, pinned in pyproject.toml), merged into the same fallback face: rinohtype
+#: falls back to one typeface only
+FALLBACK_EXTRA_FILE = ("rinoh_typeface_dejavusans", "DejaVuSans.ttf")
 
 FONT_DIRS = (
     "/usr/share/fonts/opentype/noto",       # Debian / Ubuntu fonts-noto-cjk
@@ -127,35 +133,64 @@ def find_collections(extra_dirs: tuple[str, ...] = ()) -> dict[str, Path]:
     return found
 
 
-def fallback_font() -> Path:
+def fallback_font(package_file: tuple[str, str] = FALLBACK_FILE) -> Path:
     import importlib.util
 
-    spec = importlib.util.find_spec(FALLBACK_FILE[0])
+    spec = importlib.util.find_spec(package_file[0])
     if spec is None or not spec.submodule_search_locations:
-        raise FontError(f"{FALLBACK_FILE[0]} is not installed (it comes with rinohtype); reinstall rinohtype")
-    return Path(list(spec.submodule_search_locations)[0]) / FALLBACK_FILE[1]
+        raise FontError(f"{package_file[0]} is not installed (pyproject.toml lists it); run `make venv`")
+    return Path(list(spec.submodule_search_locations)[0]) / package_file[1]
 
 
-def _prepare_fallback(chars: str, key: str, dest: str) -> list[str]:
-    """Subset DejaVu Serif to the characters Noto CJK SC does not have; returns them."""
+def _subset_fallback_source(path: Path, chars: str, features: list[str]):
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
-    font = TTFont(str(fallback_font()))
-    cmap = font.getBestCmap()
-    noto = _load_face(find_collections()[FACES["serif"][0]], FACES["serif"][1]).getBestCmap()
-    wanted = [c for c in chars if ord(c) in cmap and ord(c) not in noto and not c.isspace() and c != "\u200b"]
+    font = TTFont(str(path))
     opts = subset.Options()
-    opts.layout_features = ["kern", "liga"]
+    opts.layout_features = features
     opts.name_IDs = [0, 1, 2, 3, 4, 5, 6]
     opts.name_languages = [0x409]
     opts.notdef_outline = True
     opts.hinting = False
     subsetter = subset.Subsetter(opts)
+    subsetter.populate(text=chars)
+    subsetter.subset(font)
+    return font
+
+
+def _prepare_fallback(chars: str, key: str, dest: str) -> list[str]:
+    """Subset DejaVu Serif (and DejaVu Sans, for what Serif lacks too) to the characters Noto CJK SC does
+    not have; returns them."""
+    from fontTools.merge import Merger
+    from fontTools.ttLib import TTFont
+
+    serif_path, sans_path = fallback_font(), fallback_font(FALLBACK_EXTRA_FILE)
+    serif, sans = TTFont(str(serif_path)).getBestCmap(), TTFont(str(sans_path)).getBestCmap()
+    noto = _load_face(find_collections()[FACES["serif"][0]], FACES["serif"][1]).getBestCmap()
+    needed = [c for c in chars if ord(c) not in noto and not c.isspace() and c != "\u200b"]
+    from_serif = [c for c in needed if ord(c) in serif]
+    from_sans = [c for c in needed if ord(c) not in serif and ord(c) in sans]
     # "?" too: rinohtype draws it in the fallback face for a glyph no face has; without it the build dies with
     # an unnamed MissingGlyphException instead of the warning that names the character
-    subsetter.populate(text=" ?" + "".join(wanted))
-    subsetter.subset(font)
+    font = _subset_fallback_source(serif_path, " ?" + "".join(from_serif), ["kern", "liga"])
+    if from_sans:
+        with tempfile.TemporaryDirectory(prefix="vllm-book-fallback-") as tmp:
+            parts = [Path(tmp) / "serif.ttf", Path(tmp) / "sans.ttf"]
+            font.save(str(parts[0]))
+            _subset_fallback_source(sans_path, "".join(from_sans), []).save(str(parts[1]))
+            quiet = logging.getLogger("fontTools.merge")
+            level, quiet.level = quiet.level, logging.ERROR  # it logs every cmap subtable it drops
+            try:
+                merged = Merger().merge([str(p) for p in parts])
+            finally:
+                quiet.setLevel(level)
+        for table, fields in (("hhea", ("ascent", "descent", "lineGap")),
+                              ("OS/2", ("sTypoAscender", "sTypoDescender", "sTypoLineGap", "usWinAscent",
+                                        "usWinDescent"))):
+            for field in fields:  # line spacing stays DejaVu Serif's, as before the merge
+                setattr(merged[table], field, getattr(font[table], field))
+        font = merged
     font["cmap"].tables = [t for t in font["cmap"].tables if t.format != 14]
     _fix_layout_tables(font)
     tag = _subset_tag(key, "fallback")
@@ -165,7 +200,7 @@ def _prepare_fallback(chars: str, key: str, dest: str) -> list[str]:
     out = Path(dest) / "fallback.ttf"
     font.save(str(out.with_suffix(".tmp")))
     os.replace(out.with_suffix(".tmp"), out)
-    return wanted
+    return from_serif + from_sans
 
 
 def charset_key(chars: set[str], collections: dict[str, Path]) -> str:

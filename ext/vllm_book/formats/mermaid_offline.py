@@ -18,7 +18,9 @@ installs, from the *same* Mermaid package:
   default) when there are enough diagrams; each image is stored as
   ``<cache>/mermaid/<key>.<ext>``,
   *key* being a hash of the code, the Mermaid/mermaid-cli versions and the
-  rendering options;
+  rendering options; a diagram is drawn once, in the same page, for every
+  format of ``vllm_book_mermaid_formats`` (PDF and PNG by default), so an
+  EPUB build after a PDF build (or the other way round) draws nothing;
 * the post-transform swaps each ``mermaid`` node for an ``image`` of the cached
   file: a vector PDF (``--pdfFit``) where the builder takes PDF (rinoh, LaTeX),
   otherwise a PNG at ``vllm_book_mermaid_scale`` (EPUB: inline Mermaid SVG does
@@ -219,27 +221,30 @@ def diagram_key(code: str, tools: Toolchain, options: dict[str, Any]) -> str:
     return h.hexdigest()[:24]
 
 
-def render_batch(diagrams: list[Diagram], keys: list[str], tools: Toolchain, options: dict[str, Any],
-                 dest: Path) -> float:
-    """Render *diagrams* in one browser page; store ``dest/<key>.<fmt>``. Returns seconds.
+def render_batch(diagrams: list[Diagram], keys: list[dict[str, str]], tools: Toolchain,
+                 outputs: list[dict[str, Any]], dest: Path) -> float:
+    """Render *diagrams* in one browser page, each once for every options dict of *outputs* (one per image
+    format, :func:`_options`); store ``dest/<key>.<fmt>`` with ``keys[i][fmt]``.  Returns seconds.
 
     Every diagram is attempted; the first one that fails (in *diagrams* order) is then
     raised with its chapter file and line."""
-    fmt = options["format"]
+    formats = [o["format"] for o in outputs]
+    common = outputs[0]
     dest.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="vllm-book-mermaid-") as tmp:
         work = Path(tmp)
-        items = [{"code": d.code, "out": str(work / f"{i}.{fmt}")} for i, d in enumerate(diagrams)]
+        items = [{"code": d.code, "outs": [str(work / f"{i}.{fmt}") for fmt in formats]} for i, d in enumerate(diagrams)]
         (work / "job.json").write_text(json.dumps({
-            "chromium": str(tools.chromium), "args": BROWSER_ARGS, "format": fmt, "scale": options["scale"],
-            "background": options["background"], "config": options["config"], "items": items,
+            "chromium": str(tools.chromium), "args": BROWSER_ARGS,
+            "outputs": [{"format": o["format"], "scale": o["scale"]} for o in outputs],
+            "background": common["background"], "config": common["config"], "items": items,
         }, ensure_ascii=False), encoding="utf-8")
         cmd = [str(tools.node), str(tools.renderer), str(tools.modules), str(work / "job.json")]
         env = dict(os.environ, PUPPETEER_SKIP_DOWNLOAD="1")
         try:
             proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env,
-                                  timeout=60 + 10 * len(diagrams))
+                                  timeout=60 + 10 * len(diagrams) * len(formats))
         except subprocess.TimeoutExpired:
             raise MermaidError(f"rendering {len(diagrams)} Mermaid diagrams timed out; is chromium working "
                                f"({tools.chromium})? Fix: {INSTALL_HINT}") from None
@@ -252,9 +257,10 @@ def render_batch(diagrams: list[Diagram], keys: list[str], tools: Toolchain, opt
             if isinstance(row, dict) and "i" in row:
                 results[int(row["i"])] = row
         for i, key in enumerate(keys):
-            produced = work / f"{i}.{fmt}"
-            if results.get(i, {}).get("ok") and produced.is_file():
-                shutil.move(str(produced), dest / f"{key}.{fmt}")
+            produced = [work / f"{i}.{fmt}" for fmt in formats]
+            if results.get(i, {}).get("ok") and all(p.is_file() for p in produced):
+                for fmt, path in zip(formats, produced):
+                    shutil.move(str(path), dest / f"{key[fmt]}.{fmt}")
         failed = next((i for i in range(len(diagrams)) if not results.get(i, {}).get("ok")), None)
         if failed is not None:
             row = results.get(failed)
@@ -273,19 +279,19 @@ def browsers(count: int, jobs: int) -> int:
     return max(1, min(wanted, count // MIN_PER_BROWSER))
 
 
-def render_parallel(diagrams: list[Diagram], keys: list[str], tools: Toolchain, options: dict[str, Any],
-                    dest: Path, runs: int) -> float:
+def render_parallel(diagrams: list[Diagram], keys: list[dict[str, str]], tools: Toolchain,
+                    outputs: list[dict[str, Any]], dest: Path, runs: int) -> float:
     """Render *diagrams* in *runs* concurrent renderer runs (round-robin, so each gets a
     mix of short and long ones; see :func:`browsers`).  Returns seconds.  Failures are
     raised after all runs have ended (the others' images stay cached); a diagram that
     does not parse (the error names its chapter and line) in preference to a toolchain
     failure."""
     if runs <= 1:
-        return render_batch(diagrams, keys, tools, options, dest)
+        return render_batch(diagrams, keys, tools, outputs, dest)
     t0 = time.perf_counter()
     chunks = [(diagrams[i::runs], keys[i::runs]) for i in range(runs)]
     with ThreadPoolExecutor(max_workers=runs) as pool:
-        futures = [pool.submit(render_batch, d, k, tools, options, dest) for d, k in chunks]
+        futures = [pool.submit(render_batch, d, k, tools, outputs, dest) for d, k in chunks]
     failed = [e for e in (f.exception() for f in futures) if e is not None]
     if failed:
         parse = [e for e in failed if isinstance(e, MermaidError) and "does not parse" in str(e)]
@@ -304,6 +310,16 @@ def _error_summary(text: str) -> str:
 
 
 _STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _formats(app: Sphinx) -> list[str]:
+    """``vllm_book_mermaid_formats``, checked: each is ``pdf`` or ``png``."""
+    formats = list(app.config.vllm_book_mermaid_formats)
+    bad = [f for f in formats if f not in ("pdf", "png")]
+    if bad:
+        raise ExtensionError(f"vllm_book_mermaid_formats in conf.py names {', '.join(map(repr, bad))}; the diagram "
+                             "image formats are 'pdf' (the PDF) and 'png' (the EPUB)")
+    return formats
 
 
 def _image_format(builder) -> str:
@@ -335,21 +351,21 @@ def ensure_rendered(app: Sphinx) -> dict[str, Path]:
     result: dict[str, Path] = {}
     if unique:
         tools = find_toolchain(app)
-        options = _options(app, fmt)
+        formats = [fmt] + [f for f in _formats(app) if f != fmt]
+        outputs = [_options(app, f) for f in formats]
         dest = cache_root(app) / "mermaid"
         missing, missing_keys = [], []
         for code, d in unique.items():
-            key = diagram_key(code, tools, options)
-            path = dest / f"{key}.{fmt}"
-            result[code] = path
-            if not path.is_file():
+            key = {o["format"]: diagram_key(code, tools, o) for o in outputs}
+            result[code] = dest / f"{key[fmt]}.{fmt}"
+            if not all((dest / f"{k}.{f}").is_file() for f, k in key.items()):
                 missing.append(d)
                 missing_keys.append(key)
         if missing:
             runs = browsers(len(missing), app.config.vllm_book_mermaid_jobs)
-            logger.info(f"[vllm_book] rendering {len(missing)} Mermaid diagram(s) as {fmt} with Mermaid "
-                        f"{tools.mermaid_version} in {runs} browser(s) …", nonl=True)
-            seconds = render_parallel(missing, missing_keys, tools, options, dest, runs)
+            logger.info(f"[vllm_book] rendering {len(missing)} Mermaid diagram(s) as {'+'.join(formats)} with "
+                        f"Mermaid {tools.mermaid_version} in {runs} browser(s) …", nonl=True)
+            seconds = render_parallel(missing, missing_keys, tools, outputs, dest, runs)
             logger.info(f" {seconds:.1f}s")
     _STATE[app] = result
     return result

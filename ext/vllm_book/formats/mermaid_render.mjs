@@ -1,9 +1,13 @@
-// Render Mermaid diagrams to PDF or PNG in ONE browser page, with the pinned mermaid package.
+// Render Mermaid diagrams to PDF and/or PNG in ONE browser page, with the pinned mermaid package.
 //
 //   node mermaid_render.mjs <node_modules dir> <job.json>
-//   job: {"chromium": path, "args": [...], "format": "pdf"|"png", "scale": n, "background": "white",
-//         "config": {...mermaid.initialize options...}, "items": [{"code": "...", "out": "/abs/path"}]}
+//   job: {"chromium": path, "args": [...], "outputs": [{"format": "pdf"|"png", "scale": n}, ...],
+//         "background": "white", "config": {...mermaid.initialize options...},
+//         "items": [{"code": "...", "outs": ["/abs/path per output", ...]}]}
 //   → stdout, one JSON line per item: {"i": n, "ok": true} | {"i": n, "ok": false, "message": "..."}
+//
+// Each diagram is laid out once and written in every output format (the EPUB's PNG and the PDF's
+// vector PDF from the same SVG); the viewport's pixel scale is set per output, as mermaid-cli would.
 //
 // Why not `mmdc`: mermaid-cli opens a new page per diagram and imports mermaid (and the ELK
 // and ZenUML modules) into each one again — about 0.6 s a diagram on a 2-core machine, most of
@@ -33,8 +37,8 @@ const browser = await puppeteer.launch({
 try {
   const page = await browser.newPage();
   page.on('console', (msg) => process.stderr.write(`[browser] ${msg.text()}\n`));
-  const viewport = { width: 800, height: 600, deviceScaleFactor: job.scale || 1 };
-  await page.setViewport(viewport);
+  const viewport = (scale) => ({ width: 800, height: 600, deviceScaleFactor: scale || 1 });
+  await page.setViewport(viewport(job.outputs[0].scale));
   await page.setContent('<!doctype html><html><body><div id="container"></div></body></html>');
   await page.addScriptTag({ path: path.join(nm, 'mermaid', 'dist', 'mermaid.min.js') });
   await page.evaluate(async (config, background) => {
@@ -57,24 +61,27 @@ try {
         const r = svg.getBoundingClientRect();
         return { x: r.left, y: r.top, width: r.width, height: r.height };
       });
-      let data;
-      if (job.format === 'pdf') {
-        data = await page.pdf({
-          omitBackground: job.background === 'transparent',
-          width: `${Math.ceil(clip.width) + clip.x * 2}px`,
-          height: `${Math.ceil(clip.height) + clip.y * 2}px`,
-          pageRanges: '1-1',
-        });
-      } else {
-        const box = {
-          x: Math.floor(clip.x), y: Math.floor(clip.y),
-          width: Math.ceil(clip.width), height: Math.ceil(clip.height),
-        };
-        await page.setViewport({ ...viewport, width: box.x + box.width, height: box.y + box.height });
-        data = await page.screenshot({ clip: box, omitBackground: job.background === 'transparent' });
-        await page.setViewport(viewport);
+      for (const [k, output] of job.outputs.entries()) {
+        let data;
+        if (output.format === 'pdf') {
+          await page.setViewport(viewport(output.scale));
+          data = await page.pdf({
+            omitBackground: job.background === 'transparent',
+            width: `${Math.ceil(clip.width) + clip.x * 2}px`,
+            height: `${Math.ceil(clip.height) + clip.y * 2}px`,
+            pageRanges: '1-1',
+          });
+        } else {
+          const box = {
+            x: Math.floor(clip.x), y: Math.floor(clip.y),
+            width: Math.ceil(clip.width), height: Math.ceil(clip.height),
+          };
+          await page.setViewport({ ...viewport(output.scale), width: box.x + box.width, height: box.y + box.height });
+          data = await page.screenshot({ clip: box, omitBackground: job.background === 'transparent' });
+        }
+        writeFileSync(item.outs[k], data);
       }
-      writeFileSync(item.out, data);
+      await page.setViewport(viewport(job.outputs[0].scale));
       say({ i, ok: true });
     } catch (err) {
       say({ i, ok: false, message: String(err && err.message ? err.message : err).split('\n').slice(0, 4).join(' | ') });

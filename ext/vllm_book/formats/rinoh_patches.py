@@ -53,9 +53,9 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     The result is memoised per styled text and container document.
 
 ``tounicode``
-    ``rinoh.backend.pdf.cos.ToUnicode`` maps each glyph to the *highest* code
-    point sharing it, so text copied from the PDF gets U+2011 for every ``-``
-    and U+00A0 for every space.  The wrapper makes the lowest code point win.
+    The PDF's glyph → text map: the lowest code point of a shared glyph wins (rinohtype picks the highest:
+    U+2011 for every ``-``), and ligature glyphs (``fi``, ``fl`` …) map to their letters (rinohtype leaves
+    them out: "data flow" copied as "data ow").  :mod:`.rinoh_tounicode`.
 
 ``lexer-filters``
     ``rinoh.highlight.highlight_block`` adds the ``tokenmerge`` filter to the
@@ -123,8 +123,13 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     turn, its own parent — none of which changes once the document is built.
 
 ``paragraph-guard``
-    A paragraph rinohtype cannot set (a glyph no face has, rinohtype's own resume bug on a wrapped
-    table-of-contents entry) fails naming its source location and first words instead of a bare traceback.
+    A paragraph rinohtype cannot set (a glyph no face has, an internal error of rinohtype's line breaker)
+    fails naming its source location and first words instead of a bare traceback.
+
+``title-guard``
+    rinohtype's guard against a self-referring title outlived a dropped layout attempt and turned the second
+    layout of a wrapped table-of-contents entry into a "circular" reference (a crash on long Latin titles);
+    the guard now holds only while the title is being expanded.  :mod:`.rinoh_references`.
 
 ``page-guard``
     A flowable that fits on no page (an image taller than the text with its
@@ -152,6 +157,8 @@ import re
 import time
 
 from sphinx.errors import ExtensionError
+
+from . import rinoh_references, rinoh_tounicode
 
 RINOH_VERSION = "0.5.6"
 CJK_GAP_MAX_EM = 0.08
@@ -186,14 +193,15 @@ def apply() -> None:
                              f"left out: {', '.join(OPTIONAL)}")
     for name, patch in (("cff-cid", _patch_cff_cid), ("cjk-justify", _patch_cjk_justify),
                         ("zwsp-cheap", _patch_zwsp), ("style-log", _patch_style_log),
-                        ("font-cache", _patch_font_cache), ("tounicode", _patch_tounicode),
+                        ("font-cache", _patch_font_cache), ("tounicode", rinoh_tounicode.apply),
                         ("progress", _patch_progress), ("lexer-filters", _patch_highlight),
                         ("linenos", _patch_linenos),
                         ("container-document", _patch_container_document),
                         ("style-cache", _patch_style_cache), ("passes", _patch_passes),
                         ("table-guard", _patch_table_guard), ("image-cache", _patch_image_cache),
                         ("page-release", _patch_page_release), ("page-guard", _patch_page_guard),
-                        ("lookup-cache", _patch_lookup_cache), ("paragraph-guard", _patch_paragraph_guard)):
+                        ("lookup-cache", _patch_lookup_cache), ("paragraph-guard", _patch_paragraph_guard),
+                        ("title-guard", rinoh_references.apply)):
         if name not in _APPLIED and name not in off:
             patch()
             _APPLIED.add(name)
@@ -550,23 +558,6 @@ def _stuck_at(part) -> str:
             where = loc
         state = getattr(state, "first_flowable_state", None) or getattr(state, "content_flowable_state", None)
     return where
-
-
-# -- tounicode ---------------------------------------------------------------------------------
-
-
-def _patch_tounicode() -> None:
-    from rinoh.backend.pdf import cos
-
-    original = cos.ToUnicode.__init__
-
-    def __init__(self, mapping, filter=None):
-        # the original inverts code point → glyph keeping the *last* code point per glyph;
-        # feed it in descending order so the lowest one wins ('-' over U+2011, ' ' over U+00A0)
-        return original(self, dict(sorted(mapping.items(), reverse=True)), filter=filter)
-
-    __init__.__wrapped__ = original
-    cos.ToUnicode.__init__ = __init__
 
 
 # -- lexer-filters ------------------------------------------------------------------------------
