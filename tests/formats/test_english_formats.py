@@ -100,7 +100,7 @@ class Built:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, cwd=REPO)
         if check:
             assert proc.returncode == 0, proc.stderr[-4000:]
-        self.returncode, self.stderr = proc.returncode, proc.stderr
+        self.returncode, self.stdout, self.stderr = proc.returncode, proc.stdout, proc.stderr
         self.warnings = [w for w in proc.stderr.splitlines() if "WARNING" in w or "ERROR" in w]
 
     def only(self, pattern: str) -> Path:
@@ -209,6 +209,23 @@ def test_gettext_extracts_diagrams_and_captions(english_root, tmp_path_factory):
     assert '"步 1：预算 8\\n"' in pot
     assert 'msgid "每步最多的序列数"' in pot
     assert "#: :-1" not in pot  # every message, the captioned diagram's too, says where it comes from
+
+
+def test_a_title_that_ends_at_the_right_edge_keeps_its_page_number_apart(english_root, tmp_path_factory):
+    """This title, set as chapter 1 under a part, ends a few points short of the right edge: rinohtype would glue
+    the page number to it ("…parallelism3", "Tab space exceeded"); the contents keep a page-number column
+    (toc-margin, vllm_book.formats.rinoh_toc), so the last word moves down with the leader and the number."""
+    src = tmp_path_factory.mktemp("en-edge-title") / "src"
+    shutil.copytree(english_root, src)
+    po_file = src / "locale" / "en" / "LC_MESSAGES" / "01-part" / "01-chapter.po"
+    title = "Prerequisites: tokens, KV cache, latency metrics and parallelism"
+    po_file.write_text(po_file.read_text(encoding="utf-8").replace(TITLE_EN, title), encoding="utf-8")
+    app = Built(src, "rinoh", tmp_path_factory.mktemp("en-edge-pdf"))
+    assert app.warnings == [], app.warnings
+    layout = _text(app.only("*.pdf"), "-layout", "-f", "1", "-l", "3")
+    assert "Tab space exceeded" not in app.stdout
+    assert re.search(r"^\s*Chapter 1 Prerequisites: tokens, KV cache, latency metrics and\s*$", layout, re.M), layout
+    assert re.search(r"^\s*parallelism( \.)+ *3\s*$", layout, re.M), layout
 
 
 def test_a_chapter_title_that_wraps_in_the_table_of_contents(english_root, tmp_path_factory):

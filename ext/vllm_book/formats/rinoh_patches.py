@@ -131,6 +131,11 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     layout of a wrapped table-of-contents entry into a "circular" reference (a crash on long Latin titles);
     the guard now holds only while the title is being expanded.  :mod:`.rinoh_references`.
 
+``toc-margin``
+    A contents title breaks 2.55 em short of the right edge (LaTeX's ``\\@tocrmarg``), so its page number
+    never lands glued to the last word ("…parallelism11", rinohtype's "Tab space exceeded").
+    :mod:`.rinoh_toc`.
+
 ``page-guard``
     A flowable that fits on no page (an image taller than the text with its
     caption after it, or with the heading kept with it) makes rinohtype start a
@@ -158,7 +163,7 @@ import time
 
 from sphinx.errors import ExtensionError
 
-from . import rinoh_references, rinoh_tounicode
+from . import rinoh_references, rinoh_toc, rinoh_tounicode
 
 RINOH_VERSION = "0.5.6"
 CJK_GAP_MAX_EM = 0.08
@@ -201,7 +206,7 @@ def apply() -> None:
                         ("table-guard", _patch_table_guard), ("image-cache", _patch_image_cache),
                         ("page-release", _patch_page_release), ("page-guard", _patch_page_guard),
                         ("lookup-cache", _patch_lookup_cache), ("paragraph-guard", _patch_paragraph_guard),
-                        ("title-guard", rinoh_references.apply)):
+                        ("title-guard", rinoh_references.apply), ("toc-margin", rinoh_toc.apply)):
         if name not in _APPLIED and name not in off:
             patch()
             _APPLIED.add(name)
