@@ -478,3 +478,32 @@ def test_aligned_math_becomes_well_formed_mathml():
     xml.dom.minidom.parseString(block)  # raises on a bare &
     assert "<mtable" in block and "<mi>&</mi>" not in block
     xml.dom.minidom.parseString(to_mathml(r"a \& b", False))
+
+
+# -- speed patches change nothing ----------------------------------------------------------------
+
+
+def test_table_sizing_sets_the_same_tables(rootdir, tmp_path):
+    """``table-sizing`` (vllm_book.formats.rinoh_tables) measures cell contents only when rinohtype's column
+    sizing reads them: the PDF with it is the PDF without it (text, destinations, every page's pixels).  The root
+    has a table that fits as it is (auto widths) and a wide one (100 %, relative widths from size_tables)."""
+    assert not _MISSING, f"missing tools: {_MISSING}"
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("compare_pdf", REPO / "bench" / "compare_pdf.py")
+    compare_pdf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare_pdf)
+    src = tmp_path / "src"
+    shutil.copytree(rootdir / "test-formats", src)
+    built = {}
+    for name, off in (("with", ""), ("without", "table-sizing")):
+        out = tmp_path / name
+        cmd = [sys.executable, "-m", "sphinx", "-b", "rinoh", "-d", str(out / "doctrees"),
+               *(f"-D{k}={v}" for k, v in _overrides(rootdir).items()), str(src), str(out / "pdf")]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO,
+                              env={**os.environ, "VLLM_BOOK_RINOH_OFF": off})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        built[name] = out / "pdf" / "formats-test.pdf"
+    result = compare_pdf.compare(built["without"], built["with"], log=lambda *a, **k: None)
+    assert result["identical"], result

@@ -131,6 +131,11 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     layout of a wrapped table-of-contents entry into a "circular" reference (a crash on long Latin titles);
     the guard now holds only while the title is being expanded.  :mod:`.rinoh_references`.
 
+``table-sizing``
+    ``Table._size_columns`` lays every cell out at width 0 and at infinite width before it knows whether it
+    needs either; the copy measures only what its result reads (nothing for a 100 %-wide table with relative
+    column widths).  Same widths, same formulas.  :mod:`.rinoh_tables`.
+
 ``toc-margin``
     A contents title breaks 2.55 em short of the right edge (LaTeX's ``\\@tocrmarg``), so its page number
     never lands glued to the last word ("…parallelism11", rinohtype's "Tab space exceeded").
@@ -163,7 +168,7 @@ import time
 
 from sphinx.errors import ExtensionError
 
-from . import rinoh_references, rinoh_toc, rinoh_tounicode
+from . import rinoh_references, rinoh_tables, rinoh_toc, rinoh_tounicode
 
 RINOH_VERSION = "0.5.6"
 CJK_GAP_MAX_EM = 0.08
@@ -186,7 +191,8 @@ def check_version() -> None:
 
 #: ``VLLM_BOOK_RINOH_OFF=name,name``: leave these patches out (A/B builds of the speed and memory
 #: patches, e.g. ``page-release``, ``style-cache``; never in a real build)
-OPTIONAL = ("font-cache", "container-document", "style-cache", "image-cache", "page-release", "lookup-cache")
+OPTIONAL = ("font-cache", "container-document", "style-cache", "image-cache", "page-release", "lookup-cache",
+            "table-sizing")
 
 
 def apply() -> None:
@@ -206,7 +212,8 @@ def apply() -> None:
                         ("table-guard", _patch_table_guard), ("image-cache", _patch_image_cache),
                         ("page-release", _patch_page_release), ("page-guard", _patch_page_guard),
                         ("lookup-cache", _patch_lookup_cache), ("paragraph-guard", _patch_paragraph_guard),
-                        ("title-guard", rinoh_references.apply), ("toc-margin", rinoh_toc.apply)):
+                        ("title-guard", rinoh_references.apply), ("toc-margin", rinoh_toc.apply),
+                        ("table-sizing", rinoh_tables.apply)):
         if name not in _APPLIED and name not in off:
             patch()
             _APPLIED.add(name)

@@ -1,0 +1,91 @@
+"""``table-sizing``: rinohtype's column sizing, measuring cell contents only when the result depends on them.
+
+``rinoh.table.Table._size_columns`` (0.5.6) first lays every cell out twice in a throw-away container — at
+width 0 (the narrowest the cell can be: one word, or one Chinese character, per line) and at an infinite width
+(its natural one-line width) — and only then decides which of the two it needs.  The width-0 layout is the
+expensive one (a line per CJK character) and it was 19 % of the rendering time of the first six chapters
+(``bench/README.md``).  This copy of the method computes the same widths with the same formulas, measuring
+lazily:
+
+* a table with a set width (``100%``: the wide tables :func:`.rinoh_builder.size_tables` gives relative column
+  widths) and no auto-width column: the result is the relative widths scaled to the available width; neither
+  measurement enters it (rinohtype's final ``_optimize_auto_columns`` call is a no-op without auto columns:
+  every loop in it runs over the auto columns);
+* otherwise the natural widths are measured first; the narrowest widths only when the table does not fit on one
+  line per cell, or when the final widths leave a cell narrower than its natural width (the two places
+  rinohtype reads them).
+
+Every branch returns what rinohtype's own method returns; ``bench/compare_pdf.py`` checks the book's PDF.
+"""
+
+from __future__ import annotations
+
+from math import sqrt
+from typing import Any
+
+
+def apply() -> None:
+    from rinoh.dimension import PERCENT
+    from rinoh.dimension import DimensionBase as DimBase
+    from rinoh.flowable import FlowableWidth
+    from rinoh.table import Table
+    from rinoh.util import INF
+
+    original = Table._size_columns
+
+    def _size_columns(self: Any, container: Any) -> list[float]:
+        # rinoh.table.Table._size_columns, line for line, with min_widths/max_widths measured when read
+        num_cols = (self.body or self.head).num_columns
+        width = self._width(container)
+        if width == FlowableWidth.FILL:
+            width = 100 * PERCENT
+        available_width = (float(container.width) if width == FlowableWidth.AUTO
+                           else width.to_points(container.width))
+        column_widths = (self.column_widths or self.get_style("column_widths", container)
+                         or [None for _ in range(num_cols)])
+        if len(column_widths) != num_cols:
+            raise ValueError("'column_widths' length doesn't match the number of table columns")
+        fixed_cols = [i for i, w in enumerate(column_widths) if isinstance(w, DimBase)]
+        rel_cols = [i for i, w in enumerate(column_widths) if w and i not in fixed_cols]
+        auto_cols = [i for i, w in enumerate(column_widths) if w is None]
+        final = [w.to_points(container.width) if i in fixed_cols else None for i, w in enumerate(column_widths)]
+        fixed_total_width = sum(w or 0 for w in final)
+        if fixed_total_width > available_width:
+            self.warn("Total width of fixed-width columns exceeds the available width")
+
+        measured: dict[float, list[float]] = {}
+
+        def widths(limit: float) -> list[float]:
+            if limit not in measured:
+                measured[limit] = self._widths_from_content(final, limit, container)
+            return measured[limit]
+
+        if not auto_cols and width != FlowableWidth.AUTO:
+            rel_widths = None  # not read: no auto column to convert
+        else:
+            max_widths = widths(INF)
+            rel_max_widths = [max(max(column_widths[i] / column_widths[j] * max_widths[j]
+                                      for j in rel_cols if j != i), max_widths[i]) if i in rel_cols else w
+                              for i, w in enumerate(max_widths)]
+            if sum(rel_max_widths) < available_width:
+                if width == FlowableWidth.AUTO:
+                    return rel_max_widths
+                rel_widths = rel_max_widths
+            else:
+                rel_widths = [sqrt(mini * maxi) for mini, maxi in zip(widths(0), max_widths)]
+        if auto_cols:
+            auto_rel_factor = min(rel_widths[i] / column_widths[i] for i in rel_cols) if rel_cols else 1
+            for i in auto_cols:
+                column_widths[i] = rel_widths[i] * auto_rel_factor
+            rel_cols = sorted(rel_cols + auto_cols)
+        if rel_cols:
+            rel_sum = sum(column_widths[i] for i in rel_cols)
+            rel_factor = (available_width - fixed_total_width) / rel_sum
+            for i in rel_cols:
+                final[i] = column_widths[i] * rel_factor
+        if auto_cols and not all(fin >= maxw for fin, maxw in zip(final, widths(INF))):
+            final = self._optimize_auto_columns(auto_cols, final, widths(0), widths(INF), container)
+        return final
+
+    _size_columns.__wrapped__ = original
+    Table._size_columns = _size_columns
