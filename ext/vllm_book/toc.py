@@ -54,9 +54,11 @@ def planned_nodes(config: Config, title: str) -> list[nodes.Node]:
     return [nodes.Text(title + lab["open"]), nodes.emphasis("", lab["planned"]), nodes.Text(lab["close"])]
 
 
-def _toctree(docname: str, entries: list[str], maxdepth: int = 1, caption: str | None = None,
+def _toctree(directive: SphinxDirective, entries: list[str], maxdepth: int = 1, caption: str | None = None,
              hidden: bool = False) -> nodes.Node:
     toc = addnodes.toctree()
+    directive.set_source_info(toc)  # the caption's catalog location (a translator sees the file and line)
+    docname = directive.env.docname
     toc["parent"] = docname
     toc["entries"] = [(None, e) for e in entries]
     toc["includefiles"] = list(entries)
@@ -108,7 +110,7 @@ class BookParts(_CurriculumDirective):
     def run(self) -> list[nodes.Node]:
         cur = self.curriculum()
         entries = [f"{p.dir}/index" for p in cur.parts]
-        return [_toctree(self.env.docname, entries, maxdepth=2, caption=self.options.get("caption"),
+        return [_toctree(self, entries, maxdepth=2, caption=self.options.get("caption"),
                          hidden="hidden" in self.options)]
 
 
@@ -121,7 +123,7 @@ class PartChapters(_CurriculumDirective):
         if part is None:
             raise self.error(f"part {self.arguments[0]!r} is not in {cur.path.name}; "
                              f"known: {', '.join(p.dir for p in cur.parts)}")
-        out: list[nodes.Node] = [_toctree(self.env.docname, [c.path for c in part.chapters if c.written],
+        out: list[nodes.Node] = [_toctree(self, [c.path for c in part.chapters if c.written],
                                           hidden=True)]
         blist = nodes.bullet_list(classes=["part-chapters"])
         for c in part.chapters:

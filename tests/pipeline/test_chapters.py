@@ -78,3 +78,15 @@ def test_template_order_and_self_check_count(built):
     assert re.search(r"04-order\.md:\d+: WARNING: sections ## 小结 / ## 自检 / ## 下一步 must close the chapter, in that order",
                      warnings)
     assert re.search(r"04-order\.md:\d+: WARNING: '## 自检' should hold 3–5 questions with folded answers", warnings)
+
+
+def test_curriculum_toctrees_say_where_they_come_from(built):
+    """The toctrees the curriculum directives make carry the directive's file and line (a translator's catalog
+    shows ``#: index.md:6`` for a {book-parts} caption, not ``#: :-1``)."""
+    from sphinx import addnodes
+
+    doctree = built.env.get_doctree("index")
+    tocs = list(doctree.findall(addnodes.toctree))
+    assert tocs
+    for toc in tocs:
+        assert toc.source and toc.source.endswith("index.md") and toc.line == 6, (toc.source, toc.line)
