@@ -483,10 +483,13 @@ def test_aligned_math_becomes_well_formed_mathml():
 # -- speed patches change nothing ----------------------------------------------------------------
 
 
-def test_table_sizing_sets_the_same_tables(rootdir, tmp_path):
-    """``table-sizing`` (vllm_book.formats.rinoh_tables) measures cell contents only when rinohtype's column
-    sizing reads them: the PDF with it is the PDF without it (text, destinations, every page's pixels).  The root
-    has a table that fits as it is (auto widths) and a wide one (100 %, relative widths from size_tables)."""
+@pytest.mark.parametrize("patch", ["table-sizing", "table-index", "lookup-cache"])
+def test_a_speed_patch_changes_nothing_in_the_pdf(rootdir, tmp_path, patch):
+    """Each speed patch of vllm_book.formats (rinoh_tables: column sizing that measures cell contents only when
+    rinohtype's sizing reads them, row positions remembered; rinoh_patches lookup-cache: style lookups memoised,
+    "not set" included) leaves the PDF as it is without it: text, destinations, every page's pixels.  The root has
+    a table that fits as it is (auto widths), a wide one (100 %, relative widths from size_tables) and styles
+    looked up through parents."""
     assert not _MISSING, f"missing tools: {_MISSING}"
     import importlib.util
     import sys
@@ -497,7 +500,7 @@ def test_table_sizing_sets_the_same_tables(rootdir, tmp_path):
     src = tmp_path / "src"
     shutil.copytree(rootdir / "test-formats", src)
     built = {}
-    for name, off in (("with", ""), ("without", "table-sizing")):
+    for name, off in (("with", ""), ("without", patch)):
         out = tmp_path / name
         cmd = [sys.executable, "-m", "sphinx", "-b", "rinoh", "-d", str(out / "doctrees"),
                *(f"-D{k}={v}" for k, v in _overrides(rootdir).items()), str(src), str(out / "pdf")]

@@ -69,10 +69,15 @@ def test_lookup_cache_memoises_the_parent_per_attribute_sheet_and_document():
     # another attribute: its own entry; "no style sets it" is memoised too and raised again
     with pytest.raises(DefaultValueException):
         lookup(large, words[0], "font_slant", d_large)
-    assert cache["font_slant"][2] is rinoh_patches._Raised
+    assert cache["font_slant"][2] is rinoh_patches._DEFAULT
     with pytest.raises(DefaultValueException):
         lookup(large, words[1], "font_slant", d_large)
     assert "_vllm_book_lookups" not in words[0].__dict__  # only parents are memoised on
+    # the style sheet's own answer for a style that does not set the attribute is memoised as a marker, and
+    # get_value_for turns "nobody sets it" into the attribute's default without raising
+    assert large.__dict__["_vllm_book_values"][("outer", "font_slant")] is rinoh_patches._DEFAULT
+    assert large.get_value_for(words[0], "font_slant", d_large) == SingleStyledText.style_class._get_default(
+        "font_slant")
 
 
 def test_page_release_drops_placed_containers_and_later_use_fails():

@@ -121,6 +121,11 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     (``Document.get_matches``, memoised by rinohtype for the document's life),
     the style sheet's values (``get_value``, memoised by rinohtype) and, in
     turn, its own parent — none of which changes once the document is built.
+    A style that does not set the attribute is memoised too (``RuleSet.get_value``'s ``@cached`` keeps values
+    only, so every such lookup walked the style's base chain and raised ``DefaultValueException`` through it),
+    and the "nobody sets it" outcome travels up the chain of parents and out of ``get_value_for`` as a marker
+    instead of an exception per level; the public ``_get_value_lookup`` still raises it.  Same answers, same
+    order of matches; first six chapters: rendering pass 20.9 → 17.4 s, PDF identical.
 
 ``paragraph-guard``
     A paragraph rinohtype cannot set (a glyph no face has, an internal error of rinohtype's line breaker)
@@ -135,6 +140,10 @@ Patches (all idempotent, applied once per process, only by the rinoh builder):
     ``Table._size_columns`` lays every cell out at width 0 and at infinite width before it knows whether it
     needs either; the copy measures only what its result reads (nothing for a 100 %-wide table with relative
     column widths).  Same widths, same formulas.  :mod:`.rinoh_tables`.
+
+``table-index``
+    A row's position in its table (asked by every cell, for its column and for style selectors) is remembered
+    and checked in O(1) instead of found by scanning the table from the top.  :mod:`.rinoh_tables`.
 
 ``toc-margin``
     A contents title breaks 2.55 em short of the right edge (LaTeX's ``\\@tocrmarg``), so its page number
@@ -192,7 +201,7 @@ def check_version() -> None:
 #: ``VLLM_BOOK_RINOH_OFF=name,name``: leave these patches out (A/B builds of the speed and memory
 #: patches, e.g. ``page-release``, ``style-cache``; never in a real build)
 OPTIONAL = ("font-cache", "container-document", "style-cache", "image-cache", "page-release", "lookup-cache",
-            "table-sizing")
+            "table-sizing", "table-index")
 
 
 def apply() -> None:
@@ -213,7 +222,7 @@ def apply() -> None:
                         ("page-release", _patch_page_release), ("page-guard", _patch_page_guard),
                         ("lookup-cache", _patch_lookup_cache), ("paragraph-guard", _patch_paragraph_guard),
                         ("title-guard", rinoh_references.apply), ("toc-margin", rinoh_toc.apply),
-                        ("table-sizing", rinoh_tables.apply)):
+                        ("table-sizing", rinoh_tables.apply), ("table-index", rinoh_tables.apply_index)):
         if name not in _APPLIED and name not in off:
             patch()
             _APPLIED.add(name)
@@ -445,55 +454,93 @@ def _patch_page_release() -> None:
 # -- lookup-cache ------------------------------------------------------------------------------
 
 
-class _Raised:
-    """Marks a memoised lookup that raised ``DefaultValueException`` (no style defines the attribute)."""
+#: what ``RuleSet.get_value`` raised, memoised: the style does not set the attribute (``DefaultValueException``),
+#: or its base is ``NEXT_STYLE`` / ``PARENT_STYLE``
+_DEFAULT, _NEXT, _PARENT = object(), object(), object()
 
 
 def _patch_lookup_cache() -> None:
-    from contextlib import suppress
-
-    from rinoh.attribute import DefaultValueException
+    from rinoh.attribute import DefaultValueException, RuleSet, Var
     from rinoh.style import NextMatchException, ParentStyleException, Style, StyleSheet
 
-    def _get_value_lookup(self, styled, attribute, document):
-        # StyleSheet._get_value_lookup, line for line, except the fall back to the parent's style
+    def sheet_value(self, name, attribute):
+        """``self.get_value(name, attribute)``, the exceptions it raises memoised as markers.  rinohtype's
+        ``@cached`` keeps only values, so every lookup of an attribute a style does not set walked the style's
+        base chain again and raised through it — most lookups, since most attributes come from a parent."""
+        memo = self.__dict__.get("_vllm_book_values")
+        if memo is None:
+            memo = self.__dict__["_vllm_book_values"] = {}
+        key = (name, attribute)
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        try:
+            value = self.get_value(name, attribute)
+        except DefaultValueException:
+            value = _DEFAULT
+        except NextMatchException:
+            value = _NEXT
+        except ParentStyleException:
+            value = _PARENT
+        memo[key] = value
+        return value
+
+    def lookup(self, styled, attribute, document):
+        """StyleSheet._get_value_lookup, branch for branch, except that where it raises
+        ``DefaultValueException`` this returns ``_DEFAULT`` (so a chain of parents that sets nothing is walked
+        without an exception per level), the style values come from sheet_value and the fall back to the
+        parent's style is memoised (parent_lookup)."""
         if isinstance(styled.style, Style) and attribute in styled.style:
             return styled.style[attribute]
-        try:
-            for match in document.get_matches(styled):
-                if match.stylesheet:      # style is defined
-                    with suppress(NextMatchException):
-                        return self.get_value(match.style_name, attribute)
-            raise DefaultValueException   # no matching styles define attribute
-        except DefaultValueException:     # fallback to default style
+        outcome = _DEFAULT                # no matching styles define attribute
+        for match in document.get_matches(styled):
+            if match.stylesheet:          # style is defined
+                value = sheet_value(self, match.style_name, attribute)
+                if value is _NEXT:        # NEXT_STYLE: the next match decides
+                    continue
+                outcome = value
+                break
+        if outcome is _DEFAULT:           # fallback to default style
             if not styled.fallback_to_parent(attribute):
-                raise
-        except ParentStyleException:      # fallback to parent's style
-            pass
+                return _DEFAULT
+        elif outcome is not _PARENT:      # PARENT_STYLE falls back to the parent's style
+            return outcome
         return parent_lookup(self, styled.parent, attribute, document)
 
     def parent_lookup(self, parent, attribute, document):
-        """``self._get_value_lookup(parent, …)``, memoised on *parent* per (attribute, style sheet, document)."""
+        """``lookup(parent, …)``, memoised on *parent* per (attribute, style sheet, document)."""
         if parent is None:  # as the original: fails the same way
-            return _get_value_lookup(self, parent, attribute, document)
+            return lookup(self, parent, attribute, document)
         cache = parent.__dict__.get("_vllm_book_lookups")
         if cache is None:
             cache = parent.__dict__["_vllm_book_lookups"] = {}
         hit = cache.get(attribute)
         if hit is not None and hit[0] is self and hit[1] is document:
-            if hit[2] is _Raised:
-                raise DefaultValueException
             return hit[2]
-        try:
-            value = _get_value_lookup(self, parent, attribute, document)
-        except DefaultValueException:
-            cache[attribute] = (self, document, _Raised)
-            raise
+        value = lookup(self, parent, attribute, document)
         cache[attribute] = (self, document, value)
+        return value
+
+    def _get_value_lookup(self, styled, attribute, document):
+        value = lookup(self, styled, attribute, document)
+        if value is _DEFAULT:
+            raise DefaultValueException
+        return value
+
+    def get_value_for(self, configurable, attribute, document):
+        # RuleSet.get_value_for, for style sheets: the default value without raising and catching first
+        value = lookup(self, configurable, attribute, document)
+        if value is _DEFAULT:
+            value = configurable.configuration_class._get_default(attribute)
+        if isinstance(value, Var):
+            value = self.get_variable(configurable.configuration_class, attribute, value)
         return value
 
     _get_value_lookup.__wrapped__ = StyleSheet._get_value_lookup
     StyleSheet._get_value_lookup = _get_value_lookup
+    get_value_for.__wrapped__ = RuleSet.get_value_for
+    StyleSheet.get_value_for = get_value_for
 
 
 # -- page-guard --------------------------------------------------------------------------------

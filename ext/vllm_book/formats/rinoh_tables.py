@@ -16,12 +16,54 @@ lazily:
   rinohtype reads them).
 
 Every branch returns what rinohtype's own method returns; ``bench/compare_pdf.py`` checks the book's PDF.
+
+``table-index``: a row's position in its table section (``TableRow._index``, ``RowIndex.__int__``) is found by
+scanning the section from the top, and every cell asks for it — for its column (``ColumnIndex`` walks the rows
+above for row spans) and for every style selector that tests a row or column index — so a table of *R* rows
+costs *R*² scans.  The patch remembers each row's position and checks it in O(1) (``section[i] is row``)
+before using it, so a moved row is found again; a row's spanned-column map is remembered with it.  The memo
+lives in a table of this module keyed by the row's id (holding the row, so the id is not reused), not in the
+row's ``__dict__``: a first version stored it there and changed the layout of two tables of the book, for a
+reason I did not find (the index values were checked equal on every call).
 """
 
 from __future__ import annotations
 
 from math import sqrt
 from typing import Any
+
+
+def apply_index() -> None:
+    from rinoh.table import RowIndex, TableRow
+
+    positions: dict[int, tuple[Any, Any, int]] = {}
+
+    def _index(self: Any) -> int:
+        section = self.parent
+        hit = positions.get(id(self))
+        if hit is not None and hit[0] is self and hit[1] is section and hit[2] < len(section) \
+                and section[hit[2]] is self:
+            return hit[2]
+        index = next(i for i, item in enumerate(section) if item is self)
+        positions[id(self)] = (self, section, index)
+        return index
+
+    get_rowspanned_columns = TableRow.get_rowspanned_columns
+
+    spans: dict[int, tuple[Any, Any, int, dict[int, int]]] = {}
+
+    def rowspanned_columns(self: Any) -> dict[int, int]:
+        section, index = self.parent, _index(self)
+        hit = spans.get(id(self))
+        if hit is None or hit[0] is not self or hit[1] is not section or hit[2] != index:
+            hit = spans[id(self)] = (self, section, index, get_rowspanned_columns(self))
+        return dict(hit[3])  # a copy: callers may change it
+
+    original_index = TableRow._index
+    TableRow._index = property(_index, doc=original_index.__doc__)
+    rowspanned_columns.__wrapped__ = get_rowspanned_columns
+    TableRow.get_rowspanned_columns = rowspanned_columns
+    RowIndex.__int__ = lambda self: _index(self.row)
 
 
 def apply() -> None:
