@@ -89,18 +89,16 @@ def english_root(tmp_path_factory) -> Path:
 
 
 class Built:
-    """One ``sphinx-build`` run in its own process, as ``make epub`` / ``make pdf`` run it; *check*: it must
-    succeed (else ``returncode`` and ``stderr`` say how it failed)."""
+    """One ``sphinx-build`` run in its own process, as ``make epub`` / ``make pdf`` run it; it must succeed."""
 
-    def __init__(self, src: Path, builder: str, out: Path, check: bool = True) -> None:
+    def __init__(self, src: Path, builder: str, out: Path) -> None:
         self.outdir = out / builder
         cmd = [sys.executable, "-m", "sphinx", "-b", builder, "-d", str(out / "doctrees"),
                "-D", f"vllm_book_src_root={ROOTS / 'fake-vllm'}", "-D", f"vllm_book_cache_dir={CACHE}",
                str(src), str(self.outdir)]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, cwd=REPO)
-        if check:
-            assert proc.returncode == 0, proc.stderr[-4000:]
-        self.returncode, self.stdout, self.stderr = proc.returncode, proc.stdout, proc.stderr
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        self.stdout, self.stderr = proc.stdout, proc.stderr
         self.warnings = [w for w in proc.stderr.splitlines() if "WARNING" in w or "ERROR" in w]
 
     def only(self, pattern: str) -> Path:
@@ -211,17 +209,22 @@ def test_gettext_extracts_diagrams_and_captions(english_root, tmp_path_factory):
     assert "#: :-1" not in pot  # every message, the captioned diagram's too, says where it comes from
 
 
+def _pdf_titled(english_root: Path, tmp_path_factory, title: str) -> Built:
+    """The English test book's PDF with its chapter translated as *title*; built without warnings."""
+    src = tmp_path_factory.mktemp("en-title") / "src"
+    shutil.copytree(english_root, src)
+    po_file = src / "locale" / "en" / "LC_MESSAGES" / "01-part" / "01-chapter.po"
+    po_file.write_text(po_file.read_text(encoding="utf-8").replace(TITLE_EN, title), encoding="utf-8")
+    app = Built(src, "rinoh", tmp_path_factory.mktemp("en-title-pdf"))
+    assert app.warnings == [], app.warnings
+    return app
+
+
 def test_a_title_that_ends_at_the_right_edge_keeps_its_page_number_apart(english_root, tmp_path_factory):
     """This title, set as chapter 1 under a part, ends a few points short of the right edge: rinohtype would glue
     the page number to it ("…parallelism3", "Tab space exceeded"); the contents keep a page-number column
     (toc-margin, vllm_book.formats.rinoh_toc), so the last word moves down with the leader and the number."""
-    src = tmp_path_factory.mktemp("en-edge-title") / "src"
-    shutil.copytree(english_root, src)
-    po_file = src / "locale" / "en" / "LC_MESSAGES" / "01-part" / "01-chapter.po"
-    title = "Prerequisites: tokens, KV cache, latency metrics and parallelism"
-    po_file.write_text(po_file.read_text(encoding="utf-8").replace(TITLE_EN, title), encoding="utf-8")
-    app = Built(src, "rinoh", tmp_path_factory.mktemp("en-edge-pdf"))
-    assert app.warnings == [], app.warnings
+    app = _pdf_titled(english_root, tmp_path_factory, "Prerequisites: tokens, KV cache, latency metrics and parallelism")
     layout = _text(app.only("*.pdf"), "-layout", "-f", "1", "-l", "3")
     assert "Tab space exceeded" not in app.stdout
     assert re.search(r"^\s*Chapter 1 Prerequisites: tokens, KV cache, latency metrics and\s*$", layout, re.M), layout
@@ -233,13 +236,8 @@ def test_a_chapter_title_that_wraps_in_the_table_of_contents(english_root, tmp_p
     breaker gives a word back and lays the entry out again, which rinohtype 0.5.6 took for a circular title
     reference and died on ("generator raised StopIteration"; fixed by ``title-guard``,
     vllm_book.formats.rinoh_references)."""
-    src = tmp_path_factory.mktemp("en-long-title") / "src"
-    shutil.copytree(english_root, src)
-    po_file = src / "locale" / "en" / "LC_MESSAGES" / "01-part" / "01-chapter.po"
     long_title = "Overall architecture: three process layers and the data flow of one step of the scheduler"
-    po_file.write_text(po_file.read_text(encoding="utf-8").replace(TITLE_EN, long_title), encoding="utf-8")
-    app = Built(src, "rinoh", tmp_path_factory.mktemp("en-long-pdf"))
-    assert app.warnings == [], app.warnings
+    app = _pdf_titled(english_root, tmp_path_factory, long_title)
     assert "Circular" not in app.stderr
     toc = " ".join(_text(app.only("*.pdf"), "-f", "1", "-l", "3").split())
     entry = re.search(r"Chapter 1 (Overall architecture:.*?scheduler)[ .]*(\d+)", toc)

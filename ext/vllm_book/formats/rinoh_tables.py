@@ -3,8 +3,8 @@
 ``rinoh.table.Table._size_columns`` (0.5.6) first lays every cell out twice in a throw-away container — at
 width 0 (the narrowest the cell can be: one word, or one Chinese character, per line) and at an infinite width
 (its natural one-line width) — and only then decides which of the two it needs.  The width-0 layout is the
-expensive one (a line per CJK character) and it was 19 % of the rendering time of the first six chapters
-(``bench/README.md``).  This copy of the method computes the same widths with the same formulas, measuring
+expensive one (a line per CJK character): 7.4 s of a 39 s rendering pass of the first six chapters under
+cProfile (which inflates it; alternating runs without a profiler: 25 → 20 s, ``bench/README.md``).  This copy of the method computes the same widths with the same formulas, measuring
 lazily:
 
 * a table with a set width (``100%``: the wide tables :func:`.rinoh_builder.size_tables` gives relative column
@@ -22,13 +22,16 @@ scanning the section from the top, and every cell asks for it — for its column
 above for row spans) and for every style selector that tests a row or column index — so a table of *R* rows
 costs *R*² scans.  The patch remembers each row's position and checks it in O(1) (``section[i] is row``)
 before using it, so a moved row is found again; a row's spanned-column map is remembered with it.  The memo
-lives in a table of this module keyed by the row's id (holding the row, so the id is not reused), not in the
-row's ``__dict__``: a first version stored it there and changed the layout of two tables of the book, for a
-reason I did not find (the index values were checked equal on every call).
+lives in a table of this module keyed by the row's id, holding weak references (a dead row's entry goes with
+it, so a process that builds several PDFs keeps no old document alive), not in the row's ``__dict__``:
+rinohtype's ``Styled.__eq__`` compares ``__dict__``, and ``Table._render_section`` asks ``row == rows[-1]`` to
+find the last row, which distinct rows with equal contents pass (228 times in the first six chapters); a memo
+in ``__dict__`` made them unequal and changed the layout of two tables of the book.
 """
 
 from __future__ import annotations
 
+import weakref
 from math import sqrt
 from typing import Any
 
@@ -36,27 +39,30 @@ from typing import Any
 def apply_index() -> None:
     from rinoh.table import RowIndex, TableRow
 
-    positions: dict[int, tuple[Any, Any, int]] = {}
+    #: id(row) → [weak ref to the row, weak ref to its section, its index there, its spanned columns or None]
+    memo: dict[int, list[Any]] = {}
+
+    def entry(row: Any) -> list[Any]:
+        section = row.parent
+        hit = memo.get(id(row))
+        if hit is not None and hit[0]() is row and hit[1]() is section and hit[2] < len(section) \
+                and section[hit[2]] is row:
+            return hit
+        index = next(i for i, item in enumerate(section) if item is row)
+        key = id(row)
+        hit = memo[key] = [weakref.ref(row, lambda _, key=key: memo.pop(key, None)), weakref.ref(section), index,
+                           None]
+        return hit
 
     def _index(self: Any) -> int:
-        section = self.parent
-        hit = positions.get(id(self))
-        if hit is not None and hit[0] is self and hit[1] is section and hit[2] < len(section) \
-                and section[hit[2]] is self:
-            return hit[2]
-        index = next(i for i, item in enumerate(section) if item is self)
-        positions[id(self)] = (self, section, index)
-        return index
+        return entry(self)[2]
 
     get_rowspanned_columns = TableRow.get_rowspanned_columns
 
-    spans: dict[int, tuple[Any, Any, int, dict[int, int]]] = {}
-
     def rowspanned_columns(self: Any) -> dict[int, int]:
-        section, index = self.parent, _index(self)
-        hit = spans.get(id(self))
-        if hit is None or hit[0] is not self or hit[1] is not section or hit[2] != index:
-            hit = spans[id(self)] = (self, section, index, get_rowspanned_columns(self))
+        hit = entry(self)
+        if hit[3] is None:
+            hit[3] = get_rowspanned_columns(self)
         return dict(hit[3])  # a copy: callers may change it
 
     original_index = TableRow._index
